@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/* Problem validation, per-pool quantities and solution bookkeeping. */
+#include "policy.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *label(const char *const *names, const char *kind, size_t i, char *buf,
+			 size_t len)
+{
+	if (names && names[i])
+		snprintf(buf, len, "%s %s", kind, names[i]);
+	else
+		snprintf(buf, len, "%s %zu", kind, i);
+	return buf;
+}
+
+const char *fs_tenant_label(const struct fs_problem *p, size_t n, char *buf, size_t len)
+{
+	return label(p->tenant_names, "tenant", n, buf, len);
+}
+
+const char *fs_pool_label(const struct fs_problem *p, size_t k, char *buf, size_t len)
+{
+	return label(p->pool_names, "pool", k, buf, len);
+}
+
+const char *fs_resource_label(const struct fs_problem *p, size_t r, char *buf, size_t len)
+{
+	return label(p->resource_names, "resource", r, buf, len);
+}
+
+static int fail(struct fs_error *err, const char *fmt, const char *a, const char *b, double v)
+{
+	if (err)
+		snprintf(err->msg, sizeof(err->msg), fmt, a, b, v);
+	return -EINVAL;
+}
+
+int fs_problem_validate(const struct fs_problem *p, struct fs_error *err)
+{
+	char a[96], b[96];
+	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
+
+	if (!N || !K || !M)
+		return fail(err, "empty problem: %s%s%g tenants/pools/resources must be > 0", "",
+			    "", (double)(N ? K ? M : K : N));
+	if (!p->capacity || !p->demand)
+		return fail(err, "%s%smissing %g capacity or demand array", "", "", 0);
+	/* Guard the N*M and N*K products the solvers allocate. */
+	if (N > ((size_t)1 << 28) / M || N > ((size_t)1 << 28) / K || K > ((size_t)1 << 28) / M)
+		return fail(err, "%s%sproblem too large (%g cells)", "", "", (double)N * M * K);
+
+	for (size_t k = 0; k < K; k++)
+		for (size_t r = 0; r < M; r++) {
+			double c = p->capacity[k * M + r];
+			if (!(c >= 0) || isinf(c))
+				return fail(err, "%s: capacity of %s is %g (must be finite and >= 0)",
+					    fs_pool_label(p, k, a, sizeof(a)),
+					    fs_resource_label(p, r, b, sizeof(b)), c);
+		}
+	for (size_t n = 0; n < N; n++) {
+		bool any = false;
+		for (size_t r = 0; r < M; r++) {
+			double d = p->demand[n * M + r];
+			if (!(d >= 0) || isinf(d))
+				return fail(err, "%s: demand for %s is %g (must be finite and >= 0)",
+					    fs_tenant_label(p, n, a, sizeof(a)),
+					    fs_resource_label(p, r, b, sizeof(b)), d);
+			any |= d > 0;
+		}
+		if (!any)
+			return fail(err, "%s: all-zero demand%s%g", fs_tenant_label(p, n, a, sizeof(a)),
+				    "", 0);
+		if (p->weight) {
+			double w = p->weight[n];
+			if (!(w > 0) || isinf(w))
+				return fail(err, "%s: weight %s%g must be finite and > 0",
+					    fs_tenant_label(p, n, a, sizeof(a)), "", w);
+		}
+		if (p->max_tasks) {
+			double t = p->max_tasks[n];
+			if (!(t > 0))
+				return fail(err, "%s: max_tasks %s%g must be > 0 (or inf)",
+					    fs_tenant_label(p, n, a, sizeof(a)), "", t);
+		}
+	}
+	return 0;
+}
+
+double fs_weight(const struct fs_problem *p, size_t n)
+{
+	return p->weight ? p->weight[n] : 1.0;
+}
+
+double fs_max_tasks(const struct fs_problem *p, size_t n)
+{
+	return p->max_tasks ? p->max_tasks[n] : INFINITY;
+}
+
+bool fs_eligible(const struct fs_problem *p, size_t n, size_t k)
+{
+	return p->eligible ? p->eligible[n * p->n_pools + k] : true;
+}
+
+double fs_gamma(const struct fs_problem *p, size_t n, size_t k)
+{
+	const size_t M = p->n_resources;
+	double g = INFINITY;
+
+	if (!fs_eligible(p, n, k))
+		return 0.0;
+	for (size_t r = 0; r < M; r++) {
+		double d = p->demand[n * M + r];
+		if (d > 0) {
+			double t = p->capacity[k * M + r] / d;
+			if (t < g)
+				g = t;
+		}
+	}
+	return isfinite(g) ? g : 0.0;
+}
+
+int fs_solution_init(struct fs_solution *s, const struct fs_problem *p)
+{
+	const size_t N = p->n_tenants, K = p->n_pools;
+
+	/* validate() guarantees N, K > 0; max() keeps calloc's result non-NULL. */
+	const size_t cells = N * K > 0 ? N * K : 1;
+
+	memset(s, 0, sizeof(*s));
+	s->n_tenants = N;
+	s->n_pools = K;
+	s->n_resources = p->n_resources;
+	s->x = calloc(cells, sizeof(*s->x));
+	s->tenant = calloc(N ? N : 1, sizeof(*s->tenant));
+	s->bottleneck = calloc(cells, sizeof(*s->bottleneck));
+	if (!s->x || !s->tenant || !s->bottleneck) {
+		fs_solution_free(s);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < N * K; i++)
+		s->bottleneck[i] = FS_NO_RESOURCE;
+	for (size_t n = 0; n < N; n++)
+		s->tenant[n].certificate = FS_NO_RESOURCE;
+	return 0;
+}
+
+void fs_solution_free(struct fs_solution *s)
+{
+	if (!s)
+		return;
+	free(s->x);
+	free(s->tenant);
+	free(s->bottleneck);
+	s->x = NULL;
+	s->tenant = NULL;
+	s->bottleneck = NULL;
+}
+
+void fs_solution_finish(struct fs_solution *s, const struct fs_problem *p, double tol)
+{
+	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
+	double *used = calloc(K * M, sizeof(double));
+	double *vds = calloc(N * K, sizeof(double));
+
+	if (tol <= 0)
+		tol = FS_DEFAULT_TOL;
+	for (size_t n = 0; n < N; n++) {
+		double tot = 0;
+		bool served = false;
+		for (size_t k = 0; k < K; k++) {
+			tot += s->x[n * K + k];
+			served |= fs_gamma(p, n, k) > 0;
+		}
+		s->tenant[n].total = tot;
+		s->tenant[n].unserved = !served;
+		s->tenant[n].capped = isfinite(fs_max_tasks(p, n)) &&
+				      tot >= fs_max_tasks(p, n) * (1 - 1e3 * tol);
+	}
+	if (!used || !vds)
+		goto out;
+	for (size_t n = 0; n < N; n++)
+		for (size_t k = 0; k < K; k++) {
+			double g = fs_gamma(p, n, k);
+			vds[n * K + k] = g > 0 ? s->tenant[n].total / (fs_weight(p, n) * g) : 0;
+			for (size_t r = 0; r < M; r++)
+				used[k * M + r] += s->x[n * K + k] * p->demand[n * M + r];
+		}
+	/* Bottleneck on pool k: a saturated demanded resource where no other user
+	 * of it has a larger weighted VDS (Theorem 1); failing that, the saturated
+	 * demanded resource with the largest d/c. */
+	for (size_t n = 0; n < N; n++)
+		for (size_t k = 0; k < K; k++) {
+			int best = FS_NO_RESOURCE, fallback = FS_NO_RESOURCE;
+			double fb_ratio = -1;
+			if (fs_gamma(p, n, k) <= 0)
+				continue;
+			for (size_t r = 0; r < M && best < 0; r++) {
+				double c = p->capacity[k * M + r], d = p->demand[n * M + r];
+				if (d <= 0 || used[k * M + r] < c * (1 - 1e3 * tol))
+					continue;
+				if (d / c > fb_ratio) {
+					fb_ratio = d / c;
+					fallback = (int)r;
+				}
+				bool ok = true;
+				for (size_t m = 0; m < N && ok; m++)
+					if (s->x[m * K + k] * p->demand[m * M + r] > tol * c &&
+					    vds[m * K + k] > vds[n * K + k] * (1 + 1e3 * tol) + tol)
+						ok = false;
+				if (ok)
+					best = (int)r;
+			}
+			s->bottleneck[n * K + k] = best >= 0 ? best : fallback;
+		}
+out:
+	free(used);
+	free(vds);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared helpers for the policy tests: tolerant comparisons and seeded
+ * random instances for the property sweeps. */
+#ifndef FAIRSHARE_TESTUTIL_H
+#define FAIRSHARE_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "policy.h"
+
+/* |a - b| <= tol * max(1, |b|), with a message that shows both numbers. */
+#define assert_close(a, b, tol) tu_assert_close((a), (b), (tol), #a, __FILE__, __LINE__)
+void tu_assert_close(double a, double b, double tol, const char *expr, const char *file, int line);
+
+/* Deterministic xorshift64* generator. */
+struct tu_rng {
+	uint64_t s;
+};
+void tu_rng_seed(struct tu_rng *g, uint64_t seed);
+double tu_uniform(struct tu_rng *g); /* [0, 1) */
+
+/* A problem that owns its arrays (for random instances). */
+struct tu_instance {
+	struct fs_problem p;
+	double *capacity, *demand, *max_tasks, *weight;
+	bool *eligible;
+};
+
+enum tu_flags {
+	TU_ZERO_CAPACITY = 1 << 0, /* some pools lack some resources */
+	TU_CAPS = 1 << 1,	   /* some tenants have finite max_tasks */
+	TU_PLACEMENT = 1 << 2,	   /* some tenants are restricted to some pools */
+	TU_WEIGHTS = 1 << 3,	   /* weights other than 1 */
+	TU_ZERO_DEMAND = 1 << 4,   /* some demand entries are 0 */
+};
+
+/* Random instance of the given size; every tenant keeps at least one
+ * positive demand; with TU_PLACEMENT every tenant keeps one eligible pool. */
+void tu_random_instance(struct tu_instance *in, struct tu_rng *g, size_t n, size_t m, size_t k,
+			unsigned flags);
+void tu_instance_free(struct tu_instance *in);
+
+#endif
