@@ -134,7 +134,9 @@ int fs_rule_from_name(const char *name, enum fs_rule *rule);
 int fs_solve(const struct fs_problem *p, enum fs_rule rule, const struct fs_options *opt,
 	     struct fs_solution *out, struct fs_error *err);
 
-/* The individual rules: p is already validated and out initialised. */
+/* The individual rules: p is already validated and out initialised.
+ * fs_solve_psdsf returns -ERANGE when it hits its round cap in a state that
+ * fails the Theorem-1 predicate; x is still feasible and filled in then. */
 int fs_solve_psdsf(const struct fs_problem *p, const struct fs_options *opt,
 		   struct fs_solution *out, struct fs_error *err);
 int fs_solve_drf(const struct fs_problem *p, const struct fs_options *opt,
@@ -153,6 +155,8 @@ int fs_solve_njc(const struct fs_problem *p, const struct fs_options *opt,
  * relative tolerance tol; when it fails and why is not NULL, why->msg says which
  * tenant/pool/resource breaks it. */
 
+/* Capacities per pool and resource, x >= 0, x = 0 off eligible pools, and
+ * x_n <= max_tasks_n. */
 bool fs_check_feasible(const struct fs_problem *p, const double *x, double tol,
 		       struct fs_error *why);
 bool fs_check_sharing_incentive(const struct fs_problem *p, const double *x, double tol,
@@ -160,7 +164,8 @@ bool fs_check_sharing_incentive(const struct fs_problem *p, const double *x, dou
 /* Placement-aware envy-freeness (section 4). */
 bool fs_check_envy_free(const struct fs_problem *p, const double *x, double tol,
 			struct fs_error *why);
-/* Theorem 1 of [P4]: every tenant has a bottleneck on every eligible pool. */
+/* Theorem 1 of [P4]: every tenant has a bottleneck on every eligible pool.
+ * A tenant at its max_tasks cap needs none (it asks for nothing more). */
 bool fs_check_psdsf(const struct fs_problem *p, const double *x, double tol,
 		    struct fs_error *why);
 /* NJC condition (2) (section 8); one pool. certificate[N] (may be NULL)

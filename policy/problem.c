@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,15 @@ const char *fs_resource_label(const struct fs_problem *p, size_t r, char *buf, s
 	return label(p->resource_names, "resource", r, buf, len);
 }
 
-static int fail(struct fs_error *err, const char *fmt, const char *a, const char *b, double v)
+__attribute__((format(printf, 2, 3))) static int fail(struct fs_error *err, const char *fmt, ...)
 {
-	if (err)
-		snprintf(err->msg, sizeof(err->msg), fmt, a, b, v);
+	va_list ap;
+
+	if (err) {
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
 	return -EINVAL;
 }
 
@@ -46,19 +52,22 @@ int fs_problem_validate(const struct fs_problem *p, struct fs_error *err)
 	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
 
 	if (!N || !K || !M)
-		return fail(err, "empty problem: %s%s%g tenants/pools/resources must be > 0", "",
-			    "", (double)(N ? K ? M : K : N));
+		return fail(
+		    err, "empty problem: %zu tenants, %zu pools, %zu resources (each must be > 0)",
+		    N, K, M);
 	if (!p->capacity || !p->demand)
-		return fail(err, "%s%smissing %g capacity or demand array", "", "", 0);
+		return fail(err, "missing %s array", p->capacity ? "demand" : "capacity");
 	/* Guard the N*M and N*K products the solvers allocate. */
 	if (N > ((size_t)1 << 28) / M || N > ((size_t)1 << 28) / K || K > ((size_t)1 << 28) / M)
-		return fail(err, "%s%sproblem too large (%g cells)", "", "", (double)N * M * K);
+		return fail(err, "problem too large: %zu tenants, %zu pools, %zu resources", N, K,
+			    M);
 
 	for (size_t k = 0; k < K; k++)
 		for (size_t r = 0; r < M; r++) {
 			double c = p->capacity[k * M + r];
 			if (!(c >= 0) || isinf(c))
-				return fail(err, "%s: capacity of %s is %g (must be finite and >= 0)",
+				return fail(err,
+					    "%s: capacity of %s is %g (must be finite and >= 0)",
 					    fs_pool_label(p, k, a, sizeof(a)),
 					    fs_resource_label(p, r, b, sizeof(b)), c);
 		}
@@ -67,25 +76,26 @@ int fs_problem_validate(const struct fs_problem *p, struct fs_error *err)
 		for (size_t r = 0; r < M; r++) {
 			double d = p->demand[n * M + r];
 			if (!(d >= 0) || isinf(d))
-				return fail(err, "%s: demand for %s is %g (must be finite and >= 0)",
+				return fail(err,
+					    "%s: demand for %s is %g (must be finite and >= 0)",
 					    fs_tenant_label(p, n, a, sizeof(a)),
 					    fs_resource_label(p, r, b, sizeof(b)), d);
 			any |= d > 0;
 		}
 		if (!any)
-			return fail(err, "%s: all-zero demand%s%g", fs_tenant_label(p, n, a, sizeof(a)),
-				    "", 0);
+			return fail(err, "%s: all-zero demand (it must demand some resource)",
+				    fs_tenant_label(p, n, a, sizeof(a)));
 		if (p->weight) {
 			double w = p->weight[n];
 			if (!(w > 0) || isinf(w))
-				return fail(err, "%s: weight %s%g must be finite and > 0",
-					    fs_tenant_label(p, n, a, sizeof(a)), "", w);
+				return fail(err, "%s: weight %g must be finite and > 0",
+					    fs_tenant_label(p, n, a, sizeof(a)), w);
 		}
 		if (p->max_tasks) {
 			double t = p->max_tasks[n];
 			if (!(t > 0))
-				return fail(err, "%s: max_tasks %s%g must be > 0 (or inf)",
-					    fs_tenant_label(p, n, a, sizeof(a)), "", t);
+				return fail(err, "%s: max_tasks %g must be > 0 (or inf)",
+					    fs_tenant_label(p, n, a, sizeof(a)), t);
 		}
 	}
 	return 0;
@@ -165,7 +175,9 @@ void fs_solution_finish(struct fs_solution *s, const struct fs_problem *p, doubl
 {
 	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
 	double *used = calloc(K * M, sizeof(double));
+	double *richest = calloc(K * M, sizeof(double));
 	double *vds = calloc(N * K, sizeof(double));
+	double *gamma = calloc(N * K, sizeof(double));
 
 	if (tol <= 0)
 		tol = FS_DEFAULT_TOL;
@@ -173,23 +185,36 @@ void fs_solution_finish(struct fs_solution *s, const struct fs_problem *p, doubl
 		double tot = 0;
 		bool served = false;
 		for (size_t k = 0; k < K; k++) {
+			double g = fs_gamma(p, n, k);
+			if (gamma)
+				gamma[n * K + k] = g;
 			tot += s->x[n * K + k];
-			served |= fs_gamma(p, n, k) > 0;
+			served |= g > 0;
 		}
 		s->tenant[n].total = tot;
 		s->tenant[n].unserved = !served;
-		s->tenant[n].capped = isfinite(fs_max_tasks(p, n)) &&
-				      tot >= fs_max_tasks(p, n) * (1 - 1e3 * tol);
+		s->tenant[n].capped =
+		    isfinite(fs_max_tasks(p, n)) && tot >= fs_max_tasks(p, n) * (1 - 1e3 * tol);
 	}
-	if (!used || !vds)
+	if (!used || !richest || !vds || !gamma)
 		goto out;
+	for (size_t i = 0; i < K * M; i++)
+		richest[i] = -INFINITY;
 	for (size_t n = 0; n < N; n++)
 		for (size_t k = 0; k < K; k++) {
-			double g = fs_gamma(p, n, k);
+			double g = gamma[n * K + k];
 			vds[n * K + k] = g > 0 ? s->tenant[n].total / (fs_weight(p, n) * g) : 0;
 			for (size_t r = 0; r < M; r++)
 				used[k * M + r] += s->x[n * K + k] * p->demand[n * M + r];
 		}
+	/* richest[k][r]: the largest weighted VDS among the holders of r on k. */
+	for (size_t m = 0; m < N; m++)
+		for (size_t k = 0; k < K; k++)
+			for (size_t r = 0; r < M; r++)
+				if (s->x[m * K + k] * p->demand[m * M + r] >
+				    tol * p->capacity[k * M + r])
+					richest[k * M + r] =
+					    fmax(richest[k * M + r], vds[m * K + k]);
 	/* Bottleneck on pool k: a saturated demanded resource where no other user
 	 * of it has a larger weighted VDS (Theorem 1); failing that, the saturated
 	 * demanded resource with the largest d/c. */
@@ -197,7 +222,7 @@ void fs_solution_finish(struct fs_solution *s, const struct fs_problem *p, doubl
 		for (size_t k = 0; k < K; k++) {
 			int best = FS_NO_RESOURCE, fallback = FS_NO_RESOURCE;
 			double fb_ratio = -1;
-			if (fs_gamma(p, n, k) <= 0)
+			if (gamma[n * K + k] <= 0)
 				continue;
 			for (size_t r = 0; r < M && best < 0; r++) {
 				double c = p->capacity[k * M + r], d = p->demand[n * M + r];
@@ -207,17 +232,14 @@ void fs_solution_finish(struct fs_solution *s, const struct fs_problem *p, doubl
 					fb_ratio = d / c;
 					fallback = (int)r;
 				}
-				bool ok = true;
-				for (size_t m = 0; m < N && ok; m++)
-					if (s->x[m * K + k] * p->demand[m * M + r] > tol * c &&
-					    vds[m * K + k] > vds[n * K + k] * (1 + 1e3 * tol) + tol)
-						ok = false;
-				if (ok)
+				if (richest[k * M + r] <= vds[n * K + k] * (1 + 1e3 * tol) + tol)
 					best = (int)r;
 			}
 			s->bottleneck[n * K + k] = best >= 0 ? best : fallback;
 		}
 out:
 	free(used);
+	free(richest);
 	free(vds);
+	free(gamma);
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void tu_assert_close(double a, double b, double tol, const char *expr, const char *file, int line)
 {
@@ -13,7 +14,7 @@ void tu_assert_close(double a, double b, double tol, const char *expr, const cha
 		return;
 	if (isinf(a) && isinf(b) && (a > 0) == (b > 0))
 		return;
-	cm_print_error("%s = %.12g, expected %.12g (tol %g)\n", expr, a, b, tol);
+	print_error("%s = %.12g, expected %.12g (tol %g)\n", expr, a, b, tol);
 	_fail(file, line);
 }
 
@@ -65,22 +66,23 @@ void tu_random_instance(struct tu_instance *in, struct tu_rng *g, size_t n, size
 		if (!any)
 			in->demand[j * m + (size_t)(tu_uniform(g) * (double)m)] = 1.0;
 		in->weight[j] = (flags & TU_WEIGHTS) ? 0.5 + 3.5 * tu_uniform(g) : 1.0;
-		in->max_tasks[j] =
-			((flags & TU_CAPS) && tu_uniform(g) < 0.3) ? 0.5 + 10 * tu_uniform(g) : INFINITY;
+		in->max_tasks[j] = ((flags & TU_CAPS) && tu_uniform(g) < 0.3)
+				       ? 0.5 + 10 * tu_uniform(g)
+				       : INFINITY;
 		size_t keep = (size_t)(tu_uniform(g) * (double)k);
 		for (size_t i = 0; i < k; i++)
 			in->eligible[j * k + i] =
-				!(flags & TU_PLACEMENT) || i == keep || tu_uniform(g) < 0.6;
+			    !(flags & TU_PLACEMENT) || i == keep || tu_uniform(g) < 0.6;
 	}
 	in->p = (struct fs_problem){
-		.n_tenants = n,
-		.n_pools = k,
-		.n_resources = m,
-		.capacity = in->capacity,
-		.demand = in->demand,
-		.max_tasks = in->max_tasks,
-		.weight = in->weight,
-		.eligible = in->eligible,
+	    .n_tenants = n,
+	    .n_pools = k,
+	    .n_resources = m,
+	    .capacity = in->capacity,
+	    .demand = in->demand,
+	    .max_tasks = in->max_tasks,
+	    .weight = in->weight,
+	    .eligible = in->eligible,
 	};
 }
 
@@ -91,4 +93,24 @@ void tu_instance_free(struct tu_instance *in)
 	free(in->max_tasks);
 	free(in->weight);
 	free(in->eligible);
+}
+
+int tu_solve_rule(const struct fs_problem *p, tu_rule_fn fn, const struct fs_options *opt,
+		  struct fs_solution *out, struct fs_error *err)
+{
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = fs_problem_validate(p, err);
+	if (r < 0)
+		return r;
+	r = fs_solution_init(out, p);
+	if (r < 0)
+		return r;
+	return fn(p, opt, out, err);
+}
+
+size_t tu_range(struct tu_rng *g, size_t lo, size_t hi)
+{
+	return lo + (size_t)(tu_uniform(g) * (double)(hi - lo + 1));
 }

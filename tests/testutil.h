@@ -44,4 +44,18 @@ void tu_random_instance(struct tu_instance *in, struct tu_rng *g, size_t n, size
 			unsigned flags);
 void tu_instance_free(struct tu_instance *in);
 
+/* A rule entry point such as fs_solve_psdsf. */
+typedef int (*tu_rule_fn)(const struct fs_problem *, const struct fs_options *,
+			  struct fs_solution *, struct fs_error *);
+
+/*
+ * What fs_solve does, for one rule only (so a test links without the other
+ * rules): validate, initialise out, call fn. Free out with fs_solution_free.
+ */
+int tu_solve_rule(const struct fs_problem *p, tu_rule_fn fn, const struct fs_options *opt,
+		  struct fs_solution *out, struct fs_error *err);
+
+/* Random size in [lo, hi]. */
+size_t tu_range(struct tu_rng *g, size_t lo, size_t hi);
+
 #endif

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fairness predicates of ALGORITHMS.md section 4 (and NJC, section 8) on an
+ * allocation x[N][K]. All comparisons use the relative tolerance tol.
+ *
+ * max_tasks extension (the papers have no caps): a tenant whose total reached
+ * max_tasks (within tol) has everything it asked for, so it needs no
+ * bottleneck (PS-DSF), its sharing-incentive and envy-freeness levels are
+ * capped at max_tasks, and feasibility also requires x_n <= max_tasks.
+ */
+#include "policy.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define LBL 96
+
+static bool reject(struct fs_error *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why) {
+		va_start(ap, fmt);
+		vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
+		va_end(ap);
+	}
+	return false;
+}
+
+static double total(const struct fs_problem *p, const double *x, size_t n)
+{
+	double t = 0;
+
+	for (size_t k = 0; k < p->n_pools; k++)
+		t += x[n * p->n_pools + k];
+	return t;
+}
+
+static bool is_capped(const struct fs_problem *p, const double *x, size_t n, double tol)
+{
+	double mt = fs_max_tasks(p, n);
+
+	return isfinite(mt) && total(p, x, n) >= mt * (1 - tol);
+}
+
+static double pool_use(const struct fs_problem *p, const double *x, size_t k, size_t r)
+{
+	const size_t K = p->n_pools, M = p->n_resources;
+	double u = 0;
+
+	for (size_t n = 0; n < p->n_tenants; n++)
+		u += x[n * K + k] * p->demand[n * M + r];
+	return u;
+}
+
+bool fs_check_feasible(const struct fs_problem *p, const double *x, double tol,
+		       struct fs_error *why)
+{
+	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
+	char a[LBL], b[LBL], c[LBL];
+
+	for (size_t n = 0; n < N; n++) {
+		for (size_t k = 0; k < K; k++) {
+			double v = x[n * K + k], g = fs_gamma(p, n, k);
+			if (!isfinite(v) || v < -tol * fmax(1, g))
+				return reject(why, "%s has %g tasks on %s",
+					      fs_tenant_label(p, n, a, LBL), v,
+					      fs_pool_label(p, k, b, LBL));
+			if (g <= 0 && fabs(v) > tol)
+				return reject(why, "%s has %g tasks on %s, which cannot serve it",
+					      fs_tenant_label(p, n, a, LBL), v,
+					      fs_pool_label(p, k, b, LBL));
+		}
+		double t = total(p, x, n), mt = fs_max_tasks(p, n);
+		if (t > mt * (1 + tol))
+			return reject(why, "%s has %g tasks, above its max_tasks %g",
+				      fs_tenant_label(p, n, a, LBL), t, mt);
+	}
+	for (size_t k = 0; k < K; k++)
+		for (size_t r = 0; r < M; r++) {
+			double u = pool_use(p, x, k, r), cap = p->capacity[k * M + r];
+			if (u > cap * (1 + tol) + tol * (cap > 0 ? 0 : 1))
+				return reject(why, "%s: %s used %g > capacity %g",
+					      fs_pool_label(p, k, a, LBL),
+					      fs_resource_label(p, r, c, LBL), u, cap);
+		}
+	return true;
+}
+
+bool fs_check_sharing_incentive(const struct fs_problem *p, const double *x, double tol,
+				struct fs_error *why)
+{
+	const size_t N = p->n_tenants, K = p->n_pools;
+	double wsum = 0;
+	char a[LBL];
+
+	for (size_t n = 0; n < N; n++)
+		wsum += fs_weight(p, n);
+	for (size_t n = 0; n < N; n++) {
+		double g = 0;
+		for (size_t k = 0; k < K; k++)
+			g += fs_gamma(p, n, k);
+		double level = fmin(fs_weight(p, n) / wsum * g, fs_max_tasks(p, n));
+		double t = total(p, x, n);
+		if (t < level * (1 - tol))
+			return reject(why, "%s has %g tasks, below its sharing-incentive level %g",
+				      fs_tenant_label(p, n, a, LBL), t, level);
+	}
+	return true;
+}
+
+bool fs_check_envy_free(const struct fs_problem *p, const double *x, double tol,
+			struct fs_error *why)
+{
+	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
+	bool *usable_pool = calloc(K, sizeof(bool));
+	bool ok = true;
+	char a[LBL], b[LBL];
+
+	if (!usable_pool)
+		return reject(why, "out of memory checking %zu pools", K);
+	for (size_t n = 0; n < N && ok; n++) {
+		const double xn = total(p, x, n), mt = fs_max_tasks(p, n);
+		const double *dn = &p->demand[n * M];
+		for (size_t k = 0; k < K; k++)
+			usable_pool[k] = fs_gamma(p, n, k) > 0;
+		for (size_t m = 0; m < N && ok; m++) {
+			if (m == n)
+				continue;
+			/* Only m's tasks on pools n could use count (placement-aware EF). */
+			double usable = 0, ratio = INFINITY;
+			for (size_t k = 0; k < K; k++)
+				if (usable_pool[k])
+					usable += x[m * K + k];
+			for (size_t r = 0; r < M; r++)
+				if (dn[r] > 0)
+					ratio = fmin(ratio, p->demand[m * M + r] / dn[r]);
+			double want = fs_weight(p, n) / fs_weight(p, m) * usable * ratio;
+			want = fmin(want, mt);
+			if (xn < want * (1 - tol) - tol)
+				ok = reject(why, "%s envies %s: %g tasks, %g with its bundle",
+					    fs_tenant_label(p, n, a, LBL),
+					    fs_tenant_label(p, m, b, LBL), xn, want);
+		}
+	}
+	free(usable_pool);
+	return ok;
+}
+
+bool fs_check_psdsf(const struct fs_problem *p, const double *x, double tol, struct fs_error *why)
+{
+	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
+	double *tot = malloc(N * sizeof(double));
+	double *use = malloc(M * sizeof(double));
+	double *richest = malloc(M * sizeof(double));
+	bool ok = true;
+	char a[LBL], b[LBL];
+
+	if (!tot || !use || !richest) {
+		ok = reject(why, "out of memory checking %zu tenants", N);
+		goto out;
+	}
+	for (size_t n = 0; n < N; n++)
+		tot[n] = total(p, x, n);
+	for (size_t k = 0; k < K && ok; k++) {
+		const double *cap = &p->capacity[k * M];
+		/* richest[r]: largest weighted VDS among the holders of r on k. */
+		for (size_t r = 0; r < M; r++) {
+			use[r] = pool_use(p, x, k, r);
+			richest[r] = -INFINITY;
+		}
+		for (size_t m = 0; m < N; m++) {
+			double g = fs_gamma(p, m, k);
+			if (g <= 0)
+				continue;
+			double v = tot[m] / (fs_weight(p, m) * g);
+			for (size_t r = 0; r < M; r++)
+				if (x[m * K + k] * p->demand[m * M + r] > tol * cap[r])
+					richest[r] = fmax(richest[r], v);
+		}
+		for (size_t n = 0; n < N && ok; n++) {
+			double g = fs_gamma(p, n, k);
+			if (g <= 0 || is_capped(p, x, n, tol))
+				continue;
+			double v = tot[n] / (fs_weight(p, n) * g);
+			bool found = false;
+			for (size_t r = 0; r < M && !found; r++)
+				found = p->demand[n * M + r] > 0 && use[r] >= cap[r] * (1 - tol) &&
+					v >= richest[r] * (1 - tol);
+			if (!found)
+				ok = reject(
+				    why, "%s has no bottleneck resource on %s (weighted VDS %g)",
+				    fs_tenant_label(p, n, a, LBL), fs_pool_label(p, k, b, LBL), v);
+		}
+	}
+out:
+	free(tot);
+	free(use);
+	free(richest);
+	return ok;
+}
+
+bool fs_check_njc(const struct fs_problem *p, const double *x, double tol, int *certificate,
+		  struct fs_error *why)
+{
+	const size_t N = p->n_tenants, M = p->n_resources;
+	bool ok = true;
+	double wsum = 0;
+	char a[LBL];
+
+	for (size_t n = 0; certificate && n < N; n++)
+		certificate[n] = FS_NO_RESOURCE;
+	if (p->n_pools != 1)
+		return reject(why, "njc check needs one pool, the problem has %zu", p->n_pools);
+	for (size_t n = 0; n < N; n++)
+		if (fs_gamma(p, n, 0) > 0)
+			wsum += fs_weight(p, n);
+	for (size_t n = 0; n < N; n++) {
+		if (fs_gamma(p, n, 0) <= 0)
+			continue; /* unserved tenants are left out of the entitlements */
+		if (is_capped(p, x, n, tol)) {
+			if (certificate)
+				certificate[n] = FS_CERT_SATISFIED;
+			continue;
+		}
+		/* x_i r_ij = (tasks/max_tasks)(max_tasks d_j/c_j) = tasks d_j / c_j. */
+		const double e = fs_weight(p, n) / wsum;
+		int best = FS_NO_RESOURCE;
+		double best_share = -1;
+		for (size_t r = 0; r < M; r++) {
+			double c = p->capacity[r], d = p->demand[n * M + r];
+			if (d <= 0 || pool_use(p, x, 0, r) < c * (1 - tol))
+				continue;
+			double share = x[n] * d / c;
+			if (share >= e * (1 - tol) && share > best_share) {
+				best_share = share;
+				best = (int)r;
+			}
+		}
+		if (certificate)
+			certificate[n] = best;
+		if (best == FS_NO_RESOURCE && ok)
+			ok = reject(
+			    why,
+			    "%s has a justified complaint: %g tasks, below its request, and "
+			    "no saturated resource where its share reaches its entitlement %g",
+			    fs_tenant_label(p, n, a, LBL), x[n], e);
+	}
+	return ok;
+}

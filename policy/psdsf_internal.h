@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal helpers shared by drf.c and psdsf.c (not part of the public API). */
+#ifndef FAIRSHARE_PSDSF_INTERNAL_H
+#define FAIRSHARE_PSDSF_INTERNAL_H
+
+#include "policy.h"
+
+/*
+ * Weighted DRF on pool k alone by water-filling (ALGORITHMS.md 2.1), honouring
+ * max_tasks: every tenant n with gamma[n] > 0 and tot[n] below its cap climbs
+ * the level t with x[n][k] = t * phi_n * gamma[n] until a resource it demands
+ * saturates on k or tot[n] reaches max_tasks_n. Other tenants' x[.][k] count
+ * as fixed use. On entry x[n][k] must be 0 for the climbing tenants.
+ * gamma[N] holds gamma_{n,k}; x is [N][K]; tot[N] is updated in place.
+ * O(N log N + N M^2). Returns 0 or -ENOMEM.
+ */
+int fs_waterfill_pool(const struct fs_problem *p, size_t k, const double *gamma, double *x,
+		      double *tot, double tol);
+
+/* True when tot has reached cap within the relative tolerance. */
+static inline bool fs_at_cap(double tot, double cap, double tol)
+{
+	return tot >= cap * (1 - tol);
+}
+
+#endif
