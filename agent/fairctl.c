@@ -9,6 +9,9 @@
 
 #include "fairctl.h"
 #include "fairctl_solve.h"
+#ifdef FAIRCTL_HAVE_LIVE
+#include "fairctl_client.h"
+#endif
 
 struct fairctl_cmd {
 	const char *name;
@@ -20,6 +23,20 @@ struct fairctl_cmd {
 static const struct fairctl_cmd commands[] = {
     {"solve", fairctl_solve_main, FAIRCTL_SOLVE_ARGS,
      "compute a fair allocation for a scenario file, offline"},
+#ifdef FAIRCTL_HAVE_LIVE
+    /* these talk to the running fairshared over its control socket */
+    {"status", fairctl_status_main, "[--json] [--socket PATH]",
+     "who gets what and why: allocation, bottlenecks, gaps, limits"},
+    {"top", fairctl_top_main, "[--batch] [-n N] [--delay S] [--order KEY] [--socket PATH]",
+     "live view of the tenants' shares, refreshed every period"},
+    {"explain", fairctl_explain_main, "[--json] [--socket PATH] TENANT",
+     "why TENANT gets its allocation: bottlenecks, competitors, certificate"},
+    {"reload", fairctl_reload_main, "[--socket PATH]", "reload the daemon's configuration (root)"},
+    {"release", fairctl_release_main, "[--socket PATH]",
+     "restore the original cgroup values and stop enforcing until reload (root)"},
+    {"set-weight", fairctl_set_weight_main, "[--socket PATH] TENANT WEIGHT",
+     "change TENANT's weight until the next reload (root)"},
+#endif
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -34,7 +51,8 @@ static void usage(FILE *out)
 	fprintf(out, "\n`fairctl COMMAND --help` describes a command's options.\n\n"
 		     "Exit status:\n"
 		     "  0  success (solve --check: the checks ran; read their output)\n"
-		     "  1  the operation failed (e.g. the solver reported an error)\n"
+		     "  1  the operation failed (e.g. the solver reported an error, the daemon\n"
+		     "     is not running, or the command needs root)\n"
 		     "  2  bad command line or bad input file (file:line: message on stderr), or\n"
 		     "     a policy that does not apply to the scenario\n");
 }

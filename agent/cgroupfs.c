@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroupfs.h"
+
+void fs_buf_free(struct fs_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+int fs_cgfs_open(struct fs_cgroupfs *cg, const char *root)
+{
+	int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	cg->root_fd = -1;
+	if (fd < 0)
+		return -errno;
+	cg->root_fd = fd;
+	return 0;
+}
+
+void fs_cgfs_close(struct fs_cgroupfs *cg)
+{
+	if (cg->root_fd >= 0)
+		close(cg->root_fd);
+	cg->root_fd = -1;
+}
+
+int fs_cgfs_check_path(const char *rel)
+{
+	const char *p = rel;
+
+	if (!rel || *rel == '\0' || *rel == '/')
+		return -EINVAL;
+	while (*p) {
+		const char *end = strchr(p, '/');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		if (!end)
+			break;
+		p = end + 1;
+		if (*p == '\0') /* trailing '/' */
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Walks rel one component at a time with O_NOFOLLOW: a symlink anywhere
+ * fails with ELOOP/ENOTDIR instead of leading out of the root. Together with
+ * the ".." ban this keeps every access beneath root_fd.
+ */
+int fs_cgfs_open_cgroup(const struct fs_cgroupfs *cg, const char *rel)
+{
+	char comp[256];
+	const char *p = rel;
+	int dirfd, r;
+
+	if (cg->root_fd < 0)
+		return -EBADF;
+	if (*rel == '\0') {
+		dirfd = openat(cg->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return dirfd < 0 ? -errno : dirfd;
+	}
+	r = fs_cgfs_check_path(rel);
+	if (r < 0)
+		return r;
+	dirfd = cg->root_fd;
+	while (*p) {
+		const char *end = strchr(p, '/');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		int next;
+
+		if (n >= sizeof(comp)) {
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		next = openat(dirfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (dirfd != cg->root_fd)
+			close(dirfd);
+		dirfd = next;
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return dirfd;
+out:
+	if (dirfd != cg->root_fd)
+		close(dirfd);
+	return r;
+}
+
+static int check_file_name(const char *file)
+{
+	if (!file || *file == '\0' || strchr(file, '/') || strcmp(file, ".") == 0 ||
+	    strcmp(file, "..") == 0)
+		return -EINVAL;
+	return 0;
+}
+
+int fs_cgfs_read_at(int dirfd, const char *file, struct fs_buf *b)
+{
+	int fd, r = 0;
+
+	r = check_file_name(file);
+	if (r < 0)
+		return r;
+	fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	b->len = 0;
+	for (;;) {
+		ssize_t n;
+
+		if (b->cap - b->len < 2) {
+			size_t cap = b->cap ? b->cap * 2 : 4096;
+			char *d = realloc(b->data, cap);
+
+			if (!d) {
+				r = -ENOMEM;
+				goto out;
+			}
+			b->data = d;
+			b->cap = cap;
+		}
+		n = read(fd, b->data + b->len, b->cap - b->len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		b->len += (size_t)n;
+	}
+	b->data[b->len] = '\0';
+out:
+	close(fd);
+	return r;
+}
+
+int fs_cgfs_read(const struct fs_cgroupfs *cg, const char *rel, const char *file, struct fs_buf *b)
+{
+	int dirfd = fs_cgfs_open_cgroup(cg, rel);
+	int r;
+
+	if (dirfd < 0)
+		return dirfd;
+	r = fs_cgfs_read_at(dirfd, file, b);
+	close(dirfd);
+	return r;
+}
+
+int fs_cgfs_write_at(int dirfd, const char *file, const char *value)
+{
+	size_t len = strlen(value);
+	ssize_t n;
+	int fd, r;
+
+	r = check_file_name(file);
+	if (r < 0)
+		return r;
+	/* O_TRUNC for the fake trees of the tests; cgroupfs ignores it. */
+	fd = openat(dirfd, file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	do {
+		n = write(fd, value, len);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		r = -errno;
+	else if ((size_t)n != len)
+		r = -EIO;
+	else
+		r = 0;
+	close(fd);
+	return r;
+}
+
+int fs_cgfs_write(const struct fs_cgroupfs *cg, const char *rel, const char *file,
+		  const char *value)
+{
+	int dirfd, r;
+
+	r = fs_cgfs_check_path(rel);
+	if (r < 0)
+		return r;
+	dirfd = fs_cgfs_open_cgroup(cg, rel);
+	if (dirfd < 0)
+		return dirfd;
+	r = fs_cgfs_write_at(dirfd, file, value);
+	close(dirfd);
+	return r;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * All access to cgroup files goes through here. Every path is relative to a
+ * root directory given by the caller (the real /sys/fs/cgroup, a cgroup2 mount
+ * in the test VM, or a fake tree in a temporary directory).
+ *
+ * Confinement: a cgroup path must be relative, without "." or ".."
+ * components, and is walked one component at a time with O_NOFOLLOW, so no
+ * symlink (anywhere in the path, including the file itself) can lead outside
+ * the root.
+ */
+#ifndef FAIRSHARE_CGROUPFS_H
+#define FAIRSHARE_CGROUPFS_H
+
+#include <stddef.h>
+
+struct fs_cgroupfs {
+	int root_fd; /* O_PATH|O_DIRECTORY fd of the root, -1 when closed */
+};
+
+/* A growable read buffer; reuse it across reads to avoid reallocations. */
+struct fs_buf {
+	char *data; /* NUL-terminated after a successful read */
+	size_t len; /* bytes read, excluding the NUL */
+	size_t cap; /* allocated bytes */
+};
+
+void fs_buf_free(struct fs_buf *b);
+
+/* 0 or -errno (the root must be a directory; symlinks to it are followed). */
+int fs_cgfs_open(struct fs_cgroupfs *cg, const char *root);
+void fs_cgfs_close(struct fs_cgroupfs *cg);
+
+/*
+ * 0 when rel is an acceptable cgroup path ("a", "a/b.slice"), -EINVAL for
+ * absolute paths, "." or ".." components, empty components, "" (the root).
+ */
+int fs_cgfs_check_path(const char *rel);
+
+/*
+ * Opens the directory of cgroup rel (O_DIRECTORY|O_CLOEXEC, no symlinks).
+ * Returns an fd >= 0 or -errno: -ENOENT when the cgroup is gone, -ELOOP or
+ * -ENOTDIR when a component is a symlink or not a directory, -EINVAL for a
+ * bad path.
+ */
+int fs_cgfs_open_cgroup(const struct fs_cgroupfs *cg, const char *rel);
+
+/*
+ * Reads all of <rel>/<file> into b (NUL-terminated). rel "" means the root
+ * directory itself (reading only, e.g. cpuset.cpus.effective). 0 or -errno.
+ */
+int fs_cgfs_read(const struct fs_cgroupfs *cg, const char *rel, const char *file, struct fs_buf *b);
+
+/* Reads a file relative to an already opened cgroup directory fd. */
+int fs_cgfs_read_at(int dirfd, const char *file, struct fs_buf *b);
+
+/*
+ * Writes value to <rel>/<file> in one write(2) (cgroup files need that),
+ * without O_CREAT. 0 or -errno (the kernel's errno from write, e.g. -EINVAL).
+ */
+int fs_cgfs_write(const struct fs_cgroupfs *cg, const char *rel, const char *file,
+		  const char *value);
+
+/* Same, relative to an already opened cgroup directory fd. */
+int fs_cgfs_write_at(int dirfd, const char *file, const char *value);
+
+#endif /* FAIRSHARE_CGROUPFS_H */

@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: MIT */
+/* The control socket server (see control.h). */
+#include "control.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+struct client {
+	struct fsd_control *srv;
+	struct client *next;
+	int fd;
+	struct fsd_control_peer peer;
+	sd_event_source *io, *timer;
+	char *in; /* max_line + 1 bytes */
+	size_t in_len;
+	char *out; /* pending answer(s) */
+	size_t out_len, out_off;
+	bool eof;	  /* the peer closed its writing side */
+	bool close_after; /* close once out is sent (fatal request error) */
+};
+
+struct fsd_control {
+	sd_event *event;
+	sd_event_source *listen;
+	int fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct fsd_control_opts o;
+	struct client *clients;
+	unsigned n_clients;
+};
+
+static uint64_t now_us(const struct fsd_control *c)
+{
+	uint64_t t = 0;
+
+	if (sd_event_now(c->event, CLOCK_MONOTONIC, &t) < 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	}
+	return t;
+}
+
+static void client_free(struct client *cl)
+{
+	struct fsd_control *c = cl->srv;
+
+	for (struct client **p = &c->clients; *p; p = &(*p)->next)
+		if (*p == cl) {
+			*p = cl->next;
+			break;
+		}
+	c->n_clients--;
+	sd_event_source_disable_unref(cl->io);
+	sd_event_source_disable_unref(cl->timer);
+	close(cl->fd);
+	free(cl->in);
+	free(cl->out);
+	free(cl);
+}
+
+/* Appends one JSON line to the pending output. */
+static int queue_json(struct client *cl, struct json_object *o)
+{
+	size_t len;
+	const char *s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	char *nb;
+
+	if (!s)
+		return -ENOMEM;
+	if (cl->out_len + len + 1 > FSD_CONTROL_MAX_RESPONSE)
+		return -E2BIG;
+	nb = realloc(cl->out, cl->out_len + len + 1);
+	if (!nb)
+		return -ENOMEM;
+	memcpy(nb + cl->out_len, s, len);
+	nb[cl->out_len + len] = '\n';
+	cl->out = nb;
+	cl->out_len += len + 1;
+	return 0;
+}
+
+static void queue_error(struct client *cl, const char *code, const char *msg)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return;
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "code", json_object_new_string(code));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	queue_json(cl, o);
+	json_object_put(o);
+}
+
+static const struct fsd_control_cmd *find_cmd(const struct fsd_control *c, const char *name)
+{
+	for (size_t i = 0; i < c->o.n_cmds; i++)
+		if (!strcmp(c->o.cmds[i].name, name))
+			return &c->o.cmds[i];
+	return NULL;
+}
+
+static const char *code_of(int r)
+{
+	switch (r) {
+	case -EINVAL:
+		return FSD_CODE_BAD_REQUEST;
+	case -ENOENT:
+		return FSD_CODE_NOT_FOUND;
+	case -EPERM:
+	case -EACCES:
+		return FSD_CODE_PERMISSION;
+	default:
+		return FSD_CODE_FAILED;
+	}
+}
+
+/* One request line (NUL-terminated, without its newline). */
+static void handle_line(struct client *cl, const char *line, size_t len)
+{
+	struct fsd_control *c = cl->srv;
+	enum json_tokener_error jerr = json_tokener_success;
+	struct json_object *req = NULL, *resp = NULL, *cmdv;
+	const struct fsd_control_cmd *cmd;
+	char err[512] = "";
+	int r;
+
+	/* json-c stops at the first NUL: reject them instead of ignoring the rest */
+	if (strlen(line) != len) {
+		queue_error(cl, FSD_CODE_BAD_REQUEST, "request contains a NUL byte");
+		return;
+	}
+	req = json_tokener_parse_verbose(line, &jerr);
+	if (!req) {
+		snprintf(err, sizeof(err), "malformed JSON: %s", json_tokener_error_desc(jerr));
+		queue_error(cl, FSD_CODE_BAD_REQUEST, err);
+		return;
+	}
+	if (!json_object_is_type(req, json_type_object) ||
+	    !json_object_object_get_ex(req, "command", &cmdv) ||
+	    !json_object_is_type(cmdv, json_type_string)) {
+		queue_error(cl, FSD_CODE_BAD_REQUEST,
+			    "a request is a JSON object with a string \"command\"");
+		goto out;
+	}
+	cmd = find_cmd(c, json_object_get_string(cmdv));
+	if (!cmd) {
+		snprintf(err, sizeof(err), "unknown command \"%.64s\"",
+			 json_object_get_string(cmdv));
+		queue_error(cl, FSD_CODE_UNKNOWN_COMMAND, err);
+		goto out;
+	}
+	if (cmd->privileged && cl->peer.uid != 0) {
+		snprintf(err, sizeof(err), "\"%s\" needs root (peer uid %u)", cmd->name,
+			 (unsigned)cl->peer.uid);
+		queue_error(cl, FSD_CODE_PERMISSION, err);
+		goto out;
+	}
+	resp = json_object_new_object();
+	if (!resp) {
+		queue_error(cl, FSD_CODE_FAILED, "out of memory");
+		goto out;
+	}
+	json_object_object_add(resp, "ok", json_object_new_boolean(1));
+	r = cmd->run(c->o.ctx, &cl->peer, req, resp, err, sizeof(err));
+	if (r < 0) {
+		if (!err[0])
+			snprintf(err, sizeof(err), "%s: %s", cmd->name, strerror(-r));
+		queue_error(cl, code_of(r), err);
+		goto out;
+	}
+	r = queue_json(cl, resp);
+	if (r < 0)
+		queue_error(cl, FSD_CODE_FAILED,
+			    r == -E2BIG ? "answer too large" : "out of memory");
+out:
+	json_object_put(resp);
+	json_object_put(req);
+}
+
+static int update_events(struct client *cl)
+{
+	uint32_t ev = 0;
+
+	if (cl->out_off < cl->out_len)
+		ev |= EPOLLOUT;
+	else if (!cl->eof && !cl->close_after)
+		ev |= EPOLLIN;
+	return sd_event_source_set_io_events(cl->io, ev);
+}
+
+/* Runs the complete lines in the input buffer while no answer is pending. */
+static void process_input(struct client *cl)
+{
+	while (!cl->close_after && cl->out_off >= cl->out_len) {
+		char *nl = memchr(cl->in, '\n', cl->in_len);
+		size_t len;
+
+		if (!nl) {
+			if (cl->in_len >= cl->srv->o.max_line) {
+				char msg[96];
+
+				snprintf(msg, sizeof(msg), "request longer than %zu bytes",
+					 cl->srv->o.max_line);
+				queue_error(cl, FSD_CODE_TOO_LONG, msg);
+				cl->close_after = true;
+			} else if (cl->eof && cl->in_len) {
+				/* a last request without newline (printf ... | nc -U) */
+				cl->in[cl->in_len] = '\0';
+				handle_line(cl, cl->in, cl->in_len);
+				cl->in_len = 0;
+			}
+			return;
+		}
+		len = (size_t)(nl - cl->in);
+		*nl = '\0';
+		if (len && nl[-1] == '\r')
+			nl[-1] = '\0', len--;
+		if (len)
+			handle_line(cl, cl->in, len);
+		cl->in_len -= (size_t)(nl + 1 - cl->in);
+		memmove(cl->in, nl + 1, cl->in_len);
+		/* a new request: a fresh deadline */
+		sd_event_source_set_time(cl->timer, now_us(cl->srv) + cl->srv->o.timeout_us);
+	}
+}
+
+static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct client *cl = userdata;
+
+	(void)s;
+	if (revents & EPOLLOUT) {
+		while (cl->out_off < cl->out_len) {
+			ssize_t n = send(fd, cl->out + cl->out_off, cl->out_len - cl->out_off,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+			if (n < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					break;
+				goto drop;
+			}
+			cl->out_off += (size_t)n;
+		}
+		if (cl->out_off >= cl->out_len) {
+			cl->out_off = cl->out_len = 0;
+			if (cl->close_after)
+				goto drop;
+		}
+	}
+	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR) && cl->out_off >= cl->out_len && !cl->eof) {
+		size_t room = cl->srv->o.max_line - cl->in_len;
+		ssize_t n = room ? recv(fd, cl->in + cl->in_len, room, MSG_DONTWAIT) : 0;
+
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			goto drop;
+		if (n == 0 && room)
+			cl->eof = true;
+		if (n > 0)
+			cl->in_len += (size_t)n;
+	}
+	process_input(cl);
+	if (cl->out_off < cl->out_len && !(revents & EPOLLOUT)) {
+		/* try at once; most answers fit the socket buffer */
+		return on_client(s, fd, EPOLLOUT, userdata);
+	}
+	if (cl->out_off >= cl->out_len && (cl->eof || cl->close_after))
+		goto drop;
+	if (update_events(cl) < 0)
+		goto drop;
+	return 0;
+drop:
+	client_free(cl);
+	return 0;
+}
+
+static int on_client_timeout(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct client *cl = userdata;
+	char msg[96];
+
+	(void)s;
+	(void)usec;
+	/* best effort: tell the client why, without waiting for it to read */
+	snprintf(msg, sizeof(msg), "no complete request within %llu ms",
+		 (unsigned long long)(cl->srv->o.timeout_us / 1000));
+	if (cl->out_off >= cl->out_len) {
+		cl->out_off = cl->out_len = 0;
+		queue_error(cl, FSD_CODE_TIMEOUT, msg);
+		if (cl->out_len) {
+			ssize_t n = send(cl->fd, cl->out, cl->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+			(void)n;
+		}
+	}
+	client_free(cl);
+	return 0;
+}
+
+static void refuse(int fd, const char *code, const char *msg)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "{\"ok\":false,\"code\":\"%s\",\"error\":\"%s\"}\n",
+			 code, msg);
+
+	if (n > 0 && send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* the client is gone already: nothing to tell */
+	}
+	close(fd);
+}
+
+static int on_accept(sd_event_source *s, int lfd, uint32_t revents, void *userdata)
+{
+	struct fsd_control *c = userdata;
+	struct client *cl = NULL;
+	struct ucred uc;
+	socklen_t ul = sizeof(uc);
+	int fd, r;
+
+	(void)s;
+	(void)revents;
+	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return 0; /* EAGAIN, ECONNABORTED, EMFILE: try again next time */
+	if (c->n_clients >= c->o.max_clients) {
+		refuse(fd, FSD_CODE_BUSY, "too many control connections, try again");
+		return 0;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0) {
+		refuse(fd, FSD_CODE_FAILED, "cannot read peer credentials");
+		return 0;
+	}
+	cl = calloc(1, sizeof(*cl));
+	if (!cl || !(cl->in = malloc(c->o.max_line + 1))) {
+		free(cl);
+		refuse(fd, FSD_CODE_FAILED, "out of memory");
+		return 0;
+	}
+	cl->srv = c;
+	cl->fd = fd;
+	cl->peer = (struct fsd_control_peer){uc.pid, uc.uid, uc.gid};
+	cl->next = c->clients;
+	c->clients = cl;
+	c->n_clients++;
+	r = sd_event_add_io(c->event, &cl->io, fd, EPOLLIN, on_client, cl);
+	if (r >= 0)
+		r = sd_event_add_time(c->event, &cl->timer, CLOCK_MONOTONIC,
+				      now_us(c) + c->o.timeout_us, 10000, on_client_timeout, cl);
+	if (r < 0)
+		client_free(cl);
+	return 0;
+}
+
+static int make_parent(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* A socket file nobody listens on is stale (a crashed daemon's). */
+static int clear_stale(const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int fd, r = 0;
+
+	if (lstat(sa->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+		r = -EADDRINUSE;
+	else if (errno == ECONNREFUSED && unlink(sa->sun_path) < 0 && errno != ENOENT)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+int fsd_control_open(struct fsd_control **out, sd_event *e, const struct fsd_control_opts *o,
+		     char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct fsd_control *c;
+	const char *what = "";
+	struct group *g;
+	int r;
+
+	*out = NULL;
+	if (!o->path || !o->path[0] || strlen(o->path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "%s: socket path empty or longer than %zu bytes",
+			 o->path ? o->path : "(null)", sizeof(sa.sun_path) - 1);
+		return -EINVAL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "%s: out of memory", o->path);
+		return -ENOMEM;
+	}
+	c->fd = -1;
+	c->o = *o;
+	if (!c->o.max_clients)
+		c->o.max_clients = FSD_CONTROL_MAX_CLIENTS;
+	if (!c->o.max_line)
+		c->o.max_line = FSD_CONTROL_MAX_LINE;
+	if (!c->o.timeout_us)
+		c->o.timeout_us = FSD_CONTROL_TIMEOUT_US;
+	if (!c->o.mode)
+		c->o.mode = 0660;
+	c->event = sd_event_ref(e);
+	strcpy(sa.sun_path, o->path);
+	r = make_parent(o->path);
+	if (r < 0) {
+		what = "creating its directory";
+		goto fail;
+	}
+	r = clear_stale(&sa);
+	if (r < 0) {
+		what = r == -EADDRINUSE ? "another fairshared is listening there"
+		       : r == -EEXIST	? "exists and is not a socket"
+					: "removing the stale socket";
+		goto fail;
+	}
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		r = -errno;
+		what = "socket";
+		goto fail;
+	}
+	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		what = "bind";
+		goto fail;
+	}
+	snprintf(c->path, sizeof(c->path), "%s", o->path);
+	/* chmod after bind: the umask must not widen or narrow the mode */
+	if (chmod(c->path, c->o.mode) < 0) {
+		r = -errno;
+		what = "chmod";
+		goto fail;
+	}
+	g = getgrnam(o->group ? o->group : FSD_CONTROL_DEFAULT_GROUP);
+	if (g && chown(c->path, (uid_t)-1, g->gr_gid) < 0) {
+		r = -errno;
+		what = "chgrp";
+		goto fail;
+	}
+	if (listen(c->fd, 64) < 0) {
+		r = -errno;
+		what = "listen";
+		goto fail;
+	}
+	r = sd_event_add_io(e, &c->listen, c->fd, EPOLLIN, on_accept, c);
+	if (r < 0) {
+		what = "adding to the event loop";
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	snprintf(err, errlen, "control socket %s: %s: %s", o->path, what, strerror(-r));
+	fsd_control_free(c);
+	return r;
+}
+
+void fsd_control_free(struct fsd_control *c)
+{
+	if (!c)
+		return;
+	while (c->clients)
+		client_free(c->clients);
+	sd_event_source_disable_unref(c->listen);
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->path[0])
+		unlink(c->path);
+	sd_event_unref(c->event);
+	free(c);
+}
+
+unsigned fsd_control_clients(const struct fsd_control *c)
+{
+	return c ? c->n_clients : 0;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* fairshared's control commands (see control_cmds.h). */
+#include "control_cmds.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "control_status.h"
+#include "log.h"
+
+static int tenant_arg(const struct fsd_published *p, struct json_object *req, size_t *i, char *err,
+		      size_t errlen)
+{
+	struct json_object *v;
+	const char *name;
+
+	if (!json_object_object_get_ex(req, "tenant", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		snprintf(err, errlen, "a string \"tenant\" is required");
+		return -EINVAL;
+	}
+	name = json_object_get_string(v);
+	for (size_t j = 0; j < p->n_tenants; j++)
+		if (!strcmp(p->t[j].name, name)) {
+			*i = j;
+			return 0;
+		}
+	snprintf(err, errlen, "no tenant \"%.64s\"", name);
+	return -ENOENT;
+}
+
+static int cmd_status(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
+		      struct json_object *resp, char *err, size_t errlen)
+{
+	(void)peer;
+	(void)req;
+	if (fsd_json_status(fsd_daemon_published(ctx), resp) < 0) {
+		snprintf(err, errlen, "status: out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int cmd_tenants(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
+		       struct json_object *resp, char *err, size_t errlen)
+{
+	const struct fsd_published *p = fsd_daemon_published(ctx);
+	struct json_object *a = json_object_new_array();
+
+	(void)peer;
+	(void)req;
+	if (!a) {
+		snprintf(err, errlen, "tenants: out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->n_tenants; i++) {
+		struct json_object *t = json_object_new_object();
+
+		if (!t)
+			continue;
+		json_object_object_add(t, "name", json_object_new_string(p->t[i].name));
+		json_object_object_add(t, "cgroup", json_object_new_string(p->t[i].cgroup));
+		json_object_object_add(t, "weight", fsd_json_num(p->t[i].weight));
+		json_object_object_add(t, "present", json_object_new_boolean(p->t[i].present));
+		json_object_array_add(a, t);
+	}
+	json_object_object_add(resp, "tenants", a);
+	return 0;
+}
+
+static int cmd_explain(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
+		       struct json_object *resp, char *err, size_t errlen)
+{
+	const struct fsd_published *p = fsd_daemon_published(ctx);
+	size_t i;
+	int r;
+
+	(void)peer;
+	r = tenant_arg(p, req, &i, err, errlen);
+	if (r < 0)
+		return r;
+	/* the status of the same period gives the reader units and context */
+	if (fsd_json_status(p, resp) < 0) {
+		snprintf(err, errlen, "explain: out of memory");
+		return -ENOMEM;
+	}
+	return fsd_json_explain(p, i, resp, err, errlen);
+}
+
+static int cmd_reload(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
+		      struct json_object *resp, char *err, size_t errlen)
+{
+	struct fsd_daemon *d = ctx;
+	int r;
+
+	(void)req;
+	(void)resp;
+	fsd_info("reload requested over the control socket (pid %d uid %u)", (int)peer->pid,
+		 (unsigned)peer->uid);
+	r = fsd_daemon_reload(d, fsd_daemon_now(d));
+	if (r < 0)
+		snprintf(err, errlen, "reload refused, running config kept (see the daemon's log)");
+	return r == -EINVAL ? -EIO : r; /* a refused file is not a bad request */
+}
+
+static int cmd_release(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
+		       struct json_object *resp, char *err, size_t errlen)
+{
+	int r;
+
+	(void)req;
+	(void)resp;
+	fsd_info("release requested over the control socket (pid %d uid %u)", (int)peer->pid,
+		 (unsigned)peer->uid);
+	r = fsd_daemon_release(ctx);
+	if (r < 0)
+		snprintf(err, errlen, "release: some original values could not be restored: %s",
+			 strerror(-r));
+	return r;
+}
+
+static int cmd_set_weight(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
+			  struct json_object *resp, char *err, size_t errlen)
+{
+	const struct fsd_published *p = fsd_daemon_published(ctx);
+	struct json_object *v;
+	size_t i;
+	int r;
+
+	(void)peer;
+	(void)resp;
+	r = tenant_arg(p, req, &i, err, errlen);
+	if (r < 0)
+		return r;
+	if (!json_object_object_get_ex(req, "weight", &v) ||
+	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))) {
+		snprintf(err, errlen, "a number \"weight\" is required");
+		return -EINVAL;
+	}
+	r = fsd_daemon_set_weight(ctx, p->t[i].name, json_object_get_double(v));
+	if (r == -EINVAL)
+		snprintf(err, errlen, "weight must be a finite number > 0");
+	return r;
+}
+
+static const struct fsd_control_cmd commands[] = {
+    {"status", false, cmd_status},   {"tenants", false, cmd_tenants},
+    {"explain", false, cmd_explain}, {"reload", true, cmd_reload},
+    {"release", true, cmd_release},  {"set-weight", true, cmd_set_weight},
+};
+
+int fsd_control_daemon_open(struct fsd_control **out, sd_event *e, struct fsd_daemon *d,
+			    const char *path, char *err, size_t errlen)
+{
+	struct fsd_control_opts o = {
+	    .path = path,
+	    .cmds = commands,
+	    .n_cmds = sizeof(commands) / sizeof(commands[0]),
+	    .ctx = d,
+	};
+
+	return fsd_control_open(out, e, &o, err, errlen);
+}

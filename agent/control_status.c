@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/* The published state as JSON: status and tenants (see control_status.h). */
+#include "control_status.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *fsd_res_kind_name(enum fsd_res_kind k)
+{
+	switch (k) {
+	case FSD_RES_CPU:
+		return "cpu";
+	case FSD_RES_MEM:
+		return "memory";
+	case FSD_RES_IO_RBPS:
+		return "io-rbps";
+	case FSD_RES_IO_WBPS:
+		return "io-wbps";
+	case FSD_RES_IO_RIOPS:
+		return "io-riops";
+	case FSD_RES_IO_WIOPS:
+		return "io-wiops";
+	case FSD_RES_NET:
+		break;
+	}
+	return "net";
+}
+
+const char *fsd_res_unit(enum fsd_res_kind k)
+{
+	switch (k) {
+	case FSD_RES_CPU:
+		return "cores";
+	case FSD_RES_MEM:
+		return "bytes";
+	case FSD_RES_IO_RIOPS:
+	case FSD_RES_IO_WIOPS:
+		return "ops/s";
+	default:
+		return "bytes/s";
+	}
+}
+
+struct json_object *fsd_json_num(double v)
+{
+	return isfinite(v) ? json_object_new_double(v) : NULL; /* NULL is JSON null */
+}
+
+double fsd_entitlement(const struct fsd_published *p, size_t i)
+{
+	double sum = 0;
+
+	for (size_t j = 0; j < p->n_tenants; j++)
+		if (p->t[j].plan.in_problem || j == i)
+			sum += p->t[j].weight;
+	return sum > 0 ? p->t[i].weight / sum : 0;
+}
+
+bool fsd_is_bottleneck(const struct fsd_published *p, size_t i, size_t r)
+{
+	const struct plan_tenant *t = &p->t[i].plan;
+
+	if (!t->in_problem || r >= p->pcfg.res.n || !p->saturated[r])
+		return false;
+	return t->bottleneck == (int)r ||
+	       t->alloc[r] >= FSD_BOTTLENECK_MIN_SHARE * p->pcfg.res.capacity[r];
+}
+
+static const char *tenant_mode(const struct fsd_published *p, size_t i)
+{
+	if (!p->t[i].present)
+		return "absent";
+	if (p->released)
+		return "released";
+	switch (p->mode) {
+	case PLAN_MODE_LIMITS:
+		return "limits";
+	case PLAN_MODE_WEIGHTS:
+		return "priority";
+	default:
+		return "off";
+	}
+}
+
+static void add(struct json_object *o, const char *key, struct json_object *v)
+{
+	json_object_object_add(o, key, v);
+}
+
+static struct json_object *per_resource(const struct fsd_published *p, const double *v)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (size_t r = 0; o && r < p->pcfg.res.n; r++)
+		add(o, p->pcfg.res.name[r], fsd_json_num(v[r]));
+	return o;
+}
+
+static struct json_object *limits(const struct fsd_published *p, size_t i)
+{
+	const struct plan_tenant *t = &p->t[i].plan;
+	struct json_object *o = json_object_new_object(), *io = json_object_new_array();
+	char buf[PLAN_IO_LINE_MAX];
+	int last_disk = -1;
+
+	if (!o || !io) {
+		json_object_put(o);
+		json_object_put(io);
+		return NULL;
+	}
+	add(o, "written", json_object_new_boolean(t->write && !p->dry_run && !p->released));
+	plan_fmt_cpu_max(t, buf, sizeof(buf));
+	add(o, "cpu.max", json_object_new_string(buf));
+	add(o, "cpu.weight", json_object_new_int64((int64_t)t->cpu_weight));
+	add(o, "io.weight", json_object_new_int64((int64_t)t->io_weight));
+	plan_fmt_u64(t->mem_high, buf, sizeof(buf));
+	add(o, "memory.high", json_object_new_string(buf));
+	plan_fmt_u64(t->mem_max, buf, sizeof(buf));
+	add(o, "memory.max", json_object_new_string(buf));
+	for (size_t r = 0; r < p->pcfg.res.n; r++) {
+		int disk = p->pcfg.res.disk[r];
+
+		if (disk < 0 || disk == last_disk)
+			continue;
+		last_disk = disk;
+		if (plan_fmt_io_max(&p->pcfg, t, disk, buf, sizeof(buf)))
+			json_object_array_add(io, json_object_new_string(buf));
+	}
+	add(o, "io.max", io);
+	return o;
+}
+
+struct json_object *fsd_json_tenant(const struct fsd_published *p, size_t i)
+{
+	const struct fsd_tenant_pub *tp = &p->t[i];
+	const struct plan_tenant *t = &tp->plan;
+	const struct fsd_resources *res = &p->pcfg.res;
+	struct json_object *o = json_object_new_object(), *bn = json_object_new_array();
+	char why[96];
+
+	if (!o || !bn) {
+		json_object_put(o);
+		json_object_put(bn);
+		return NULL;
+	}
+	add(o, "name", json_object_new_string(tp->name));
+	add(o, "cgroup", json_object_new_string(tp->cgroup));
+	add(o, "present", json_object_new_boolean(tp->present));
+	add(o, "in_problem", json_object_new_boolean(t->in_problem));
+	add(o, "weight", fsd_json_num(tp->weight));
+	add(o, "entitlement", fsd_json_num(fsd_entitlement(p, i)));
+	add(o, "granted", fsd_json_num(t->x));
+	add(o, "share", fsd_json_num(t->share));
+	add(o, "mode", json_object_new_string(tenant_mode(p, i)));
+	add(o, "bottleneck",
+	    t->in_problem && t->bottleneck >= 0 && (size_t)t->bottleneck < res->n
+		? json_object_new_string(res->name[t->bottleneck])
+		: NULL);
+	for (size_t r = 0; r < res->n; r++)
+		if (fsd_is_bottleneck(p, i, r))
+			json_object_array_add(bn, json_object_new_string(res->name[r]));
+	add(o, "bottlenecks", bn);
+	add(o, "gap", fsd_json_num(t->gap));
+	add(o, "gap_resource",
+	    t->gap_resource >= 0 && (size_t)t->gap_resource < res->n
+		? json_object_new_string(res->name[t->gap_resource])
+		: NULL);
+	add(o, "promoted", json_object_new_boolean(t->promoted));
+	add(o, "estimate",
+	    json_object_new_string(est_reason_str(tp->est.reasons, why, sizeof(why))));
+	add(o, "probe", fsd_json_num(tp->est.probe));
+	add(o, "demand", per_resource(p, tp->est.demand));
+	add(o, "allocation", per_resource(p, t->alloc));
+	add(o, "usage", per_resource(p, tp->usage));
+	add(o, "limit", per_resource(p, t->limit));
+	add(o, "limits", limits(p, i));
+	return o;
+}
+
+static struct json_object *resource(const struct fsd_published *p, size_t r)
+{
+	const struct fsd_resources *res = &p->pcfg.res;
+	struct json_object *o = json_object_new_object();
+	double alloc = 0, used = 0;
+
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < p->n_tenants; i++) {
+		if (p->t[i].plan.in_problem)
+			alloc += p->t[i].plan.alloc[r];
+		if (p->t[i].present)
+			used += p->t[i].usage[r];
+	}
+	add(o, "name", json_object_new_string(res->name[r]));
+	add(o, "kind", json_object_new_string(fsd_res_kind_name(res->kind[r])));
+	add(o, "unit", json_object_new_string(fsd_res_unit(res->kind[r])));
+	add(o, "capacity", fsd_json_num(res->capacity[r]));
+	add(o, "saturated", json_object_new_boolean(p->saturated[r]));
+	add(o, "allocated", fsd_json_num(alloc));
+	add(o, "used", fsd_json_num(used));
+	add(o, "allocated_ratio", fsd_json_num(alloc / res->capacity[r]));
+	add(o, "utilization", fsd_json_num(used / res->capacity[r]));
+	return o;
+}
+
+int fsd_json_status(const struct fsd_published *p, struct json_object *o)
+{
+	struct json_object *rs = json_object_new_array(), *ts = json_object_new_array();
+
+	if (!rs || !ts) {
+		json_object_put(rs);
+		json_object_put(ts);
+		return -ENOMEM;
+	}
+	add(o, "period", json_object_new_uint64(p->period));
+	add(o, "time_us", json_object_new_uint64(p->time_us));
+	add(o, "policy", json_object_new_string(p->policy ? p->policy : "?"));
+	add(o, "interval_seconds", fsd_json_num((double)p->interval_us / 1e6));
+	add(o, "mode", json_object_new_string(plan_mode_name(p->mode)));
+	add(o, "mode_reason", json_object_new_string(p->mode_reason));
+	add(o, "dry_run", json_object_new_boolean(p->dry_run));
+	add(o, "released", json_object_new_boolean(p->released));
+	add(o, "files_written", json_object_new_uint64(p->written));
+	add(o, "files_failed", json_object_new_uint64(p->failed));
+	for (size_t r = 0; r < p->pcfg.res.n; r++)
+		json_object_array_add(rs, resource(p, r));
+	add(o, "resources", rs);
+	for (size_t i = 0; i < p->n_tenants; i++)
+		json_object_array_add(ts, fsd_json_tenant(p, i));
+	add(o, "tenants", ts);
+	return 0;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/* Demand estimation (see estimate.h for the rules). Pure: no I/O. */
+#include "estimate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int fsd_resources_add(struct fsd_resources *res, enum fsd_res_kind kind, const char *name,
+		      double capacity, int disk, unsigned major, unsigned minor)
+{
+	static const char *const suffix[] = {
+	    [FSD_RES_IO_RBPS] = "rbps",
+	    [FSD_RES_IO_WBPS] = "wbps",
+	    [FSD_RES_IO_RIOPS] = "riops",
+	    [FSD_RES_IO_WIOPS] = "wiops",
+	};
+	size_t i = res->n;
+	size_t sz = sizeof(res->name[0]);
+
+	if (i >= FSD_MAX_RES)
+		return -ENOSPC;
+	if (!(capacity > 0) || !isfinite(capacity) || kind > FSD_RES_NET)
+		return -EINVAL;
+	res->kind[i] = kind;
+	res->capacity[i] = capacity;
+	res->disk[i] = fsd_res_is_io(kind) ? disk : -1;
+	res->dev_major[i] = major;
+	res->dev_minor[i] = minor;
+	if (name)
+		snprintf(res->name[i], sz, "%s", name);
+	else if (kind == FSD_RES_CPU)
+		snprintf(res->name[i], sz, "cpu");
+	else if (kind == FSD_RES_MEM)
+		snprintf(res->name[i], sz, "memory");
+	else if (kind == FSD_RES_NET)
+		snprintf(res->name[i], sz, "net");
+	else
+		snprintf(res->name[i], sz, "io.%u:%u.%s", major, minor, suffix[kind]);
+	res->n++;
+	return (int)i;
+}
+
+int fsd_resources_find(const struct fsd_resources *res, enum fsd_res_kind kind)
+{
+	for (size_t i = 0; i < res->n; i++)
+		if (res->kind[i] == kind)
+			return (int)i;
+	return -1;
+}
+
+void est_config_default(struct est_config *cfg)
+{
+	cfg->probe_step = 1.5;
+	cfg->probe_max = 4.0;
+	cfg->decay = 0.5;
+	cfg->psi_threshold = 10.0;
+	cfg->io_limit_ratio = 0.95;
+	cfg->floor_share = 1e-3;
+}
+
+void est_sample_init(struct est_sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (size_t r = 0; r < FSD_MAX_RES; r++)
+		s->limit[r] = INFINITY;
+	s->psi_cpu = s->psi_mem = s->psi_io = NAN;
+}
+
+void est_state_init(struct est_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->probe = 1.0;
+}
+
+static bool psi_high(const struct est_config *cfg, double avg10)
+{
+	/* NaN compares false: unknown PSI never holds a tenant back. */
+	return cfg->psi_threshold > 0 && avg10 > cfg->psi_threshold;
+}
+
+static bool at_io_limit(const struct est_config *cfg, double rate, double limit)
+{
+	return isfinite(limit) && limit > 0 && rate >= cfg->io_limit_ratio * limit;
+}
+
+/* Which resources hold the tenant back, and why. */
+static unsigned held_back(const struct fsd_resources *res, const struct est_config *cfg,
+			  const struct est_sample *s, bool *held)
+{
+	unsigned reasons = 0;
+
+	for (size_t r = 0; r < res->n; r++) {
+		held[r] = false;
+		switch (res->kind[r]) {
+		case FSD_RES_CPU:
+			if (s->cpu_throttled_delta > 0) {
+				held[r] = true;
+				reasons |= EST_CPU_THROTTLED;
+			}
+			if (psi_high(cfg, s->psi_cpu)) {
+				held[r] = true;
+				reasons |= EST_PSI_CPU;
+			}
+			break;
+		case FSD_RES_MEM:
+			if (s->mem_high_events_delta > 0) {
+				held[r] = true;
+				reasons |= EST_MEM_HIGH;
+			}
+			if (psi_high(cfg, s->psi_mem)) {
+				held[r] = true;
+				reasons |= EST_PSI_MEM;
+			}
+			break;
+		case FSD_RES_IO_RBPS:
+		case FSD_RES_IO_WBPS:
+		case FSD_RES_IO_RIOPS:
+		case FSD_RES_IO_WIOPS:
+			if (at_io_limit(cfg, s->usage[r], s->limit[r])) {
+				held[r] = true;
+				reasons |= EST_IO_LIMIT;
+			}
+			/* io PSI is per cgroup, not per disk: blame the io resources in use. */
+			if (psi_high(cfg, s->psi_io) && s->usage[r] > 0) {
+				held[r] = true;
+				reasons |= EST_PSI_IO;
+			}
+			break;
+		case FSD_RES_NET:
+			break; /* no kernel signal for "held back" on net yet */
+		}
+	}
+	return reasons;
+}
+
+static double clamp(double v, double lo, double hi)
+{
+	if (!(v >= lo)) /* also catches NaN */
+		return lo;
+	return v > hi ? hi : v;
+}
+
+void est_update(const struct fsd_resources *res, const struct est_config *cfg,
+		const double *declared, const struct est_state *prev,
+		const struct est_sample *sample, struct est_state *next)
+{
+	struct est_state out;
+	double probe = prev && prev->initialized ? prev->probe : 1.0;
+	unsigned held_periods = prev && prev->initialized ? prev->held_periods : 0;
+
+	est_state_init(&out);
+	out.initialized = true;
+	out.reasons = held_back(res, cfg, sample, out.held);
+
+	if (out.reasons) {
+		probe = fmin(cfg->probe_max, fmax(probe, 1.0) * cfg->probe_step);
+		out.held_periods = held_periods + 1;
+	} else {
+		probe = 1.0 + (probe - 1.0) * cfg->decay;
+		if (probe < 1.0 + EST_PROBE_EPS)
+			probe = 1.0;
+		else
+			out.reasons |= EST_DECAYING;
+		out.held_periods = 0;
+	}
+	out.probe = fmax(probe, 1.0);
+
+	for (size_t r = 0; r < res->n; r++) {
+		double cap = res->capacity[r];
+		double d = clamp(sample->usage[r], 0, INFINITY) * out.probe;
+
+		if (declared && declared[r] >= 0) {
+			d = declared[r];
+			out.reasons |= EST_DECLARED;
+		}
+		out.demand[r] = clamp(d, cfg->floor_share * cap, cap);
+	}
+	*next = out;
+}
+
+const char *est_reason_str(unsigned reasons, char *buf, size_t len)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} names[] = {
+	    {EST_CPU_THROTTLED, "cpu-throttled"}, {EST_MEM_HIGH, "memory-high"},
+	    {EST_IO_LIMIT, "io-limit"},		  {EST_PSI_CPU, "psi-cpu"},
+	    {EST_PSI_MEM, "psi-memory"},	  {EST_PSI_IO, "psi-io"},
+	    {EST_DECLARED, "declared"},		  {EST_DECAYING, "decaying"},
+	};
+	size_t used = 0;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(reasons & names[i].bit))
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", names[i].name);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+	if (!used)
+		snprintf(buf, len, "usage");
+	return buf;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Demand estimation: what would each tenant use if nothing held it back?
+ *
+ * A pure function of (previous state, this period's sample, config) -> new
+ * state; no I/O, no globals. The caller (agent/loop.c) fills the plain
+ * structs below from the sampler.
+ *
+ * Rules (issue 3, DESIGN.md "The loop"):
+ *  - A tenant that is not held back is demanding exactly what it uses:
+ *    demand = usage (the probe factor decays back to 1).
+ *  - A tenant is held back on a resource when the kernel says so: cpu
+ *    throttled (cpu.stat nr_throttled grew), memory at memory.high
+ *    (memory.events "high" grew), IO at its io.max limit (the rate of that
+ *    io resource >= io_limit_ratio of its limit), or PSI "some avg10" of
+ *    the resource above psi_threshold percent.
+ *  - While held back on any resource the tenant's demand is probed upward:
+ *    probe *= probe_step each held period, bounded by probe_max, and
+ *    demand = probe * usage on EVERY resource. Scaling the whole usage
+ *    vector keeps the tenant's usage profile, i.e. the papers'
+ *    proportional-usage assumption (a tenant granted more of its bottleneck
+ *    uses proportionally more of everything else).
+ *  - When released, probe decays: probe = 1 + (probe - 1) * decay, snapping
+ *    to 1 below 1 + EST_PROBE_EPS.
+ *  - Each demand is clamped to [floor_share * capacity, capacity] so every
+ *    tenant stays in the problem (fs_solve refuses all-zero demand) and no
+ *    estimate exceeds the host.
+ *  - A declared demand (config `demand`) overrides the estimate of that
+ *    resource (NaN = not declared).
+ */
+#ifndef FAIRSHARE_AGENT_ESTIMATE_H
+#define FAIRSHARE_AGENT_ESTIMATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* cpu + memory + net + 4 per disk (8 disks), as conf/agent_conf.h */
+#define FSD_MAX_RES   36
+#define FSD_NAME_MAX  72
+#define EST_PROBE_EPS 1e-3
+
+/*
+ * Block IO is modelled as separate resources per disk: read bytes/s and
+ * write bytes/s (and read/write ops/s when configured), each with its own
+ * capacity from [resources]. The tenant's read/write mix is then simply part
+ * of its demand profile: x scales both directions, so the io.max rbps/wbps
+ * split follows the tenant's own mix.
+ */
+enum fsd_res_kind {
+	FSD_RES_CPU,	  /* cores (cpu-seconds per second) */
+	FSD_RES_MEM,	  /* bytes */
+	FSD_RES_IO_RBPS,  /* bytes/s read from one disk */
+	FSD_RES_IO_WBPS,  /* bytes/s written to one disk */
+	FSD_RES_IO_RIOPS, /* read ops/s on one disk */
+	FSD_RES_IO_WIOPS, /* write ops/s on one disk */
+	FSD_RES_NET,	  /* bytes/s, rx + tx (modelled, not enforced yet) */
+};
+
+static inline int fsd_res_is_io(enum fsd_res_kind k)
+{
+	return k >= FSD_RES_IO_RBPS && k <= FSD_RES_IO_WIOPS;
+}
+
+/* The host's resources, in the order they appear in the policy problem. */
+struct fsd_resources {
+	size_t n;
+	enum fsd_res_kind kind[FSD_MAX_RES];
+	double capacity[FSD_MAX_RES];	      /* > 0, units of the kind */
+	char name[FSD_MAX_RES][FSD_NAME_MAX]; /* "cpu", "memory", "io.disk0.rbps" */
+	int disk[FSD_MAX_RES];		      /* io: disk index (groups one io.max line), else -1 */
+	unsigned dev_major[FSD_MAX_RES], dev_minor[FSD_MAX_RES]; /* io only */
+};
+
+/* Adds a resource; returns its index or -ENOSPC / -EINVAL. name may be NULL
+ * (then "cpu", "memory", "net" or "io.MAJ:MIN.rbps" ...). */
+int fsd_resources_add(struct fsd_resources *res, enum fsd_res_kind kind, const char *name,
+		      double capacity, int disk, unsigned major, unsigned minor);
+/* Index of the first resource of this kind, or -1. */
+int fsd_resources_find(const struct fsd_resources *res, enum fsd_res_kind kind);
+
+struct est_config {
+	double probe_step;     /* > 1: growth of the probe factor per held period */
+	double probe_max;      /* >= 1: bound on the probe factor */
+	double decay;	       /* [0, 1): share of the probe excess kept per free period */
+	double psi_threshold;  /* percent of PSI some avg10; <= 0 disables PSI */
+	double io_limit_ratio; /* (0, 1]: rate >= ratio * io.max limit is "at the limit" */
+	double floor_share;    /* (0, 1): minimum demand as a fraction of capacity */
+};
+
+/* Defaults: step 1.5, max 4, decay 0.5, PSI 10 %, io ratio 0.95, floor 1e-3. */
+void est_config_default(struct est_config *cfg);
+
+enum est_reason {
+	EST_CPU_THROTTLED = 1u << 0, /* cpu.stat nr_throttled grew */
+	EST_MEM_HIGH = 1u << 1,	     /* memory.events high grew */
+	EST_IO_LIMIT = 1u << 2,	     /* a device at its io.max rbps/wbps */
+	EST_PSI_CPU = 1u << 3,
+	EST_PSI_MEM = 1u << 4,
+	EST_PSI_IO = 1u << 5,
+	EST_DECLARED = 1u << 6, /* some resource's demand comes from the config */
+	EST_DECAYING = 1u << 7, /* released, probe still above 1 */
+};
+#define EST_HELD_MASK                                                                              \
+	(EST_CPU_THROTTLED | EST_MEM_HIGH | EST_IO_LIMIT | EST_PSI_CPU | EST_PSI_MEM | EST_PSI_IO)
+
+/* One tenant's measurements over the last period. NaN PSI = unknown. */
+struct est_sample {
+	double usage[FSD_MAX_RES]; /* units of the resource kind */
+	/* io resources only: the io.max value in force (INFINITY when "max"). */
+	double limit[FSD_MAX_RES];
+	double cpu_throttled_delta;	 /* nr_throttled increase in the period */
+	double mem_high_events_delta;	 /* memory.events high increase */
+	double psi_cpu, psi_mem, psi_io; /* some avg10, percent */
+};
+
+/* Marks every limit as "max" and PSI as unknown; usage zero. */
+void est_sample_init(struct est_sample *s);
+
+struct est_state {
+	bool initialized;
+	double demand[FSD_MAX_RES]; /* the current estimate */
+	bool held[FSD_MAX_RES];	    /* held back on this resource this period */
+	double probe;		    /* >= 1 */
+	unsigned reasons;	    /* enum est_reason bits */
+	unsigned held_periods;	    /* consecutive held periods */
+};
+
+void est_state_init(struct est_state *s);
+
+/*
+ * next = f(prev, sample, config). declared[FSD_MAX_RES] may be NULL (nothing
+ * declared); NaN or negative entries are "not declared". prev and next may be
+ * the same object.
+ */
+void est_update(const struct fsd_resources *res, const struct est_config *cfg,
+		const double *declared, const struct est_state *prev,
+		const struct est_sample *sample, struct est_state *next);
+
+/* "cpu-throttled,psi-io" / "declared" / "decaying" / "usage". */
+const char *est_reason_str(unsigned reasons, char *buf, size_t len);
+
+#endif /* FAIRSHARE_AGENT_ESTIMATE_H */

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* fairshared: the fairshare node agent (command line; the loop is loop.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent_conf.h"
+#include "log.h"
+#include "loop.h"
+#include "writer.h"
+
+#ifndef FAIRSHARE_VERSION
+#define FAIRSHARE_VERSION "unknown"
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "Usage: fairshared [--config FILE] [--dry-run] [--once] [--release]\n"
+	    "                  [--log-level LEVEL] [--help] [--version]\n"
+	    "\n"
+	    "Multi-resource fair sharing between cgroup v2 tenants: every interval it\n"
+	    "samples usage, estimates demand, solves the fair allocation (psdsf or njc)\n"
+	    "and writes cpu.max, cpu.weight, memory.high, memory.max, io.max, io.weight.\n"
+	    "\n"
+	    "  -c, --config FILE    configuration (default " FS_CONF_DEFAULT_PATH ")\n"
+	    "  -n, --dry-run        compute and log, never write a cgroup file\n"
+	    "  -1, --once           take a baseline, wait one interval, run one period,\n"
+	    "                       print the plan (one line per tenant) and exit; the\n"
+	    "                       values written stay (undo with --release)\n"
+	    "  -r, --release        restore the original values saved in state_dir and exit\n"
+	    "  -l, --log-level L    debug|info|notice|warning|err (default info; debug logs\n"
+	    "                       one line per tenant per period). Also $FAIRSHARED_LOG_LEVEL\n"
+	    "  -h, --help           this text\n"
+	    "  -V, --version        the version\n"
+	    "\n"
+	    "Signals: SIGHUP reloads the configuration (a bad file is refused and the\n"
+	    "running one kept); SIGTERM/SIGINT stop, restoring the original values when\n"
+	    "on_exit = restore.\n"
+	    "\n"
+	    "Exit status:\n"
+	    "  0   success\n"
+	    "  1   runtime failure (cgroup root unreadable, state dir, restore failed)\n"
+	    "  2   bad command line\n"
+	    "  78  configuration refused (EX_CONFIG); the message is file:line: reason\n");
+}
+
+static int release(const char *path)
+{
+	struct fs_conf *c = NULL;
+	char err[1024];
+	const char *state_dir = "/run/fairshare", *root = "/sys/fs/cgroup";
+	int r;
+
+	/* A broken config must not block the cleanup after a crash. */
+	r = fs_conf_load(path, NULL, &c, err, sizeof(err));
+	if (r < 0)
+		fsd_warn("%s; releasing with the defaults (state %s, cgroups %s)", err, state_dir,
+			 root);
+	else {
+		state_dir = c->agent.state_dir;
+		root = c->agent.cgroup_root;
+	}
+	r = fs_release(state_dir, root, fsd_log_cb, NULL);
+	if (r < 0)
+		fsd_err("release from %s: %s", state_dir, strerror(-r));
+	else
+		fsd_info("released: original values from %s restored under %s", state_dir, root);
+	fs_conf_free(c);
+	return r < 0 ? FSD_EXIT_FAILURE : FSD_EXIT_OK;
+}
+
+static uint64_t monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int run_once(struct fsd_daemon *d, uint64_t interval_us, FILE *out)
+{
+	struct timespec ts = {.tv_sec = (time_t)(interval_us / 1000000u),
+			      .tv_nsec = (long)(interval_us % 1000000u) * 1000};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	if (fsd_daemon_period(d, monotonic_us()) < 0)
+		return FSD_EXIT_FAILURE;
+	fsd_daemon_print(d, out);
+	return FSD_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"once", no_argument, NULL, '1'},
+	    {"release", no_argument, NULL, 'r'},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {0},
+	};
+	struct fsd_options o = {.config_path = FS_CONF_DEFAULT_PATH};
+	const char *level = getenv("FAIRSHARED_LOG_LEVEL");
+	bool do_release = false;
+	struct fs_conf *conf = NULL;
+	struct fsd_daemon *d = NULL;
+	uint64_t interval;
+	char err[1024];
+	int c, prio, r;
+
+	while ((c = getopt_long(argc, argv, "c:n1rl:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o.config_path = optarg;
+			break;
+		case 'n':
+			o.dry_run = true;
+			break;
+		case '1':
+			o.once = true;
+			break;
+		case 'r':
+			do_release = true;
+			break;
+		case 'l':
+			level = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return FSD_EXIT_OK;
+		case 'V':
+			printf("fairshared %s\n", FAIRSHARE_VERSION);
+			return FSD_EXIT_OK;
+		default:
+			usage(stderr);
+			return FSD_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fairshared: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return FSD_EXIT_USAGE;
+	}
+	prio = level ? fsd_log_level_from_name(level) : LOG_INFO;
+	if (prio < 0) {
+		fprintf(stderr, "fairshared: unknown log level '%s'\n", level);
+		return FSD_EXIT_USAGE;
+	}
+	fsd_log_setup(prio, fsd_log_stderr_is_journal());
+
+	if (do_release)
+		return release(o.config_path);
+
+	r = fs_conf_load(o.config_path, NULL, &conf, err, sizeof(err));
+	if (r < 0) {
+		fsd_err("%s", err);
+		return FSD_EXIT_CONFIG;
+	}
+	interval = conf->agent.interval_us;
+	r = fsd_daemon_open(&d, &o, conf, monotonic_us()); /* owns conf now */
+	if (r < 0)
+		return r == -EINVAL ? FSD_EXIT_CONFIG : FSD_EXIT_FAILURE;
+	if (o.once) {
+		r = run_once(d, interval, o.out ? o.out : stdout);
+	} else {
+		r = fsd_daemon_run(d);
+		if (fsd_daemon_stop(d) < 0 && r == FSD_EXIT_OK)
+			r = FSD_EXIT_FAILURE;
+	}
+	fsd_daemon_free(d);
+	return r;
+}

@@ -1,0 +1,839 @@
+/* SPDX-License-Identifier: MIT */
+/* The control loop of fairshared (see loop.h). */
+#include "loop.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <time.h>
+
+#include "control_cmds.h"
+#include "log.h"
+#include "metrics.h"
+#include "sample.h"
+#include "writer.h"
+
+_Static_assert(FS_CONF_MAX_RES <= FSD_MAX_RES, "estimator arrays too small for the config");
+_Static_assert(PLAN_MAX == FS_LIMIT_MAX, "plan and writer spell \"max\" the same way");
+
+struct fsd_daemon {
+	struct fsd_options opt;
+	struct fs_conf *conf;
+	struct plan_config pcfg;
+	struct est_config ecfg;
+
+	const struct fs_sampler_ops *ops;
+	void *sampler;
+	struct fs_writer *writer; /* NULL in dry-run */
+
+	size_t n; /* tenants, as conf->tenants */
+	struct fs_tenant_sample *samples;
+	struct est_state *est;
+	struct plan_tenant_in *pin;
+	struct plan plan;
+	bool have_plan;
+	struct fsd_published pub;
+
+	sd_event *event;
+	sd_event_source *timer;
+	struct fsd_control *control; /* NULL when the socket could not be opened */
+	bool released;		     /* fairctl release until the next reload */
+	int metrics_errno;	     /* last metrics write error, logged once */
+	uint64_t next_us;
+	bool ready;
+	unsigned failed_periods;
+};
+
+static enum fsd_res_kind kind_of(enum fs_res_kind k)
+{
+	switch (k) {
+	case FS_RES_CPU:
+		return FSD_RES_CPU;
+	case FS_RES_MEMORY:
+		return FSD_RES_MEM;
+	case FS_RES_IO_RBPS:
+		return FSD_RES_IO_RBPS;
+	case FS_RES_IO_WBPS:
+		return FSD_RES_IO_WBPS;
+	case FS_RES_IO_RIOPS:
+		return FSD_RES_IO_RIOPS;
+	case FS_RES_IO_WIOPS:
+		return FSD_RES_IO_WIOPS;
+	case FS_RES_NET:
+		break;
+	}
+	return FSD_RES_NET;
+}
+
+int fsd_plan_config_from_conf(const struct fs_conf *c, struct plan_config *pc, char *err,
+			      size_t errlen)
+{
+	plan_config_default(pc);
+	pc->rule = c->agent.policy == FS_CONF_POLICY_NJC ? FS_RULE_NJC : FS_RULE_PSDSF;
+	switch (c->agent.enforce) {
+	case FS_ENFORCE_LIMITS:
+		pc->enforce = PLAN_ENFORCE_LIMITS;
+		break;
+	case FS_ENFORCE_WEIGHTS:
+		pc->enforce = PLAN_ENFORCE_WEIGHTS;
+		break;
+	case FS_ENFORCE_OFF:
+		pc->enforce = PLAN_ENFORCE_OFF;
+		break;
+	default:
+		pc->enforce = PLAN_ENFORCE_AUTO;
+		break;
+	}
+	for (size_t r = 0; r < c->n_resources; r++) {
+		const struct fs_resource *cr = &c->resources[r];
+		struct fs_devnum dev = {0, 0};
+		int ret;
+
+		if (cr->disk >= 0 && (size_t)cr->disk < c->n_disks)
+			dev = c->disks[cr->disk].dev;
+		ret = fsd_resources_add(&pc->res, kind_of(cr->kind), cr->name, cr->capacity,
+					cr->disk, dev.major, dev.minor);
+		if (ret < 0) {
+			snprintf(err, errlen, "%s: resource %s: capacity %g not usable", c->path,
+				 cr->name, cr->capacity);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Per-tenant arrays for conf; estimator states carried over by name. */
+static int tenants_alloc(struct fsd_daemon *d, const struct fs_conf *c)
+{
+	size_t n = c->n_tenants;
+	struct fs_tenant_sample *samples = calloc(n, sizeof(*samples));
+	struct est_state *est = calloc(n, sizeof(*est));
+	struct plan_tenant_in *pin = calloc(n, sizeof(*pin));
+	struct fsd_tenant_pub *pub = calloc(n, sizeof(*pub));
+
+	if (!samples || !est || !pin || !pub) {
+		free(samples);
+		free(est);
+		free(pin);
+		free(pub);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct fs_conf_tenant *t = &c->tenants[i];
+
+		est_state_init(&est[i]);
+		for (size_t j = 0; d->conf && j < d->n; j++)
+			if (!strcmp(d->conf->tenants[j].name, t->name))
+				est[i] = d->est[j];
+		plan_tenant_in_init(&pin[i], t->name);
+		pin[i].weight = t->weight;
+		pub[i].weight = t->weight;
+		pin[i].present = false;
+		for (size_t r = 0; r < c->n_resources; r++) {
+			pin[i].min[r] = t->min[r];
+			pin[i].max[r] = t->max[r];
+		}
+		snprintf(pub[i].name, sizeof(pub[i].name), "%s", t->name);
+		snprintf(pub[i].cgroup, sizeof(pub[i].cgroup), "%s", t->cgroup);
+	}
+	free(d->samples);
+	free(d->est);
+	free(d->pin);
+	free(d->pub.t);
+	d->samples = samples;
+	d->est = est;
+	d->pin = pin;
+	d->pub.t = pub;
+	d->pub.n_tenants = n;
+	d->n = n;
+	return 0;
+}
+
+static const char **cgroup_list(const struct fs_conf *c)
+{
+	const char **v = calloc(c->n_tenants ? c->n_tenants : 1, sizeof(char *));
+
+	for (size_t i = 0; v && i < c->n_tenants; i++)
+		v[i] = c->tenants[i].cgroup;
+	return v;
+}
+
+static int sampler_open(const struct fs_conf *c, const struct fs_sampler_ops *ops, void **out)
+{
+	struct fs_devnum disks[FS_CONF_MAX_DISKS];
+	const char **cgroups = cgroup_list(c);
+	int r;
+
+	if (!cgroups)
+		return -ENOMEM;
+	for (size_t k = 0; k < c->n_disks; k++)
+		disks[k] = c->disks[k].dev;
+	struct fs_sampler_config sc = {
+	    .cgroup_root = c->agent.cgroup_root,
+	    .n_tenants = c->n_tenants,
+	    .cgroups = cgroups,
+	    .n_disks = c->n_disks,
+	    .disks = disks,
+	    .log = fsd_log_cb,
+	};
+	r = ops->open(out, &sc);
+	free(cgroups);
+	return r;
+}
+
+static int writer_open(const struct fs_conf *c, const struct plan_config *pc,
+		       struct fs_writer **out)
+{
+	const char **cgroups = cgroup_list(c);
+	int r;
+
+	if (!cgroups)
+		return -ENOMEM;
+	struct fs_writer_opts wo = {
+	    .cgroup_root = c->agent.cgroup_root,
+	    .state_dir = c->agent.state_dir,
+	    .n_tenants = c->n_tenants,
+	    .cgroups = cgroups,
+	    .log = fsd_log_cb,
+	    .mem_margin = pc->mem_margin,
+	};
+	r = fs_writer_open(out, &wo);
+	free(cgroups);
+	return r;
+}
+
+int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct fs_conf *conf,
+		    uint64_t now_us)
+{
+	struct fsd_daemon *d = calloc(1, sizeof(*d));
+	char err[512];
+	int r;
+
+	*out = NULL;
+	if (!d) {
+		fs_conf_free(conf);
+		return -ENOMEM;
+	}
+	d->opt = *o;
+	d->ops = &fs_sampler_cgroupfs;
+	d->pub.dry_run = o->dry_run;
+	est_config_default(&d->ecfg);
+	r = fsd_plan_config_from_conf(conf, &d->pcfg, err, sizeof(err));
+	if (r < 0) {
+		fsd_err("%s", err);
+		fs_conf_free(conf);
+		free(d);
+		return r;
+	}
+	r = tenants_alloc(d, conf);
+	d->conf = conf;
+	if (r < 0)
+		goto fail;
+	d->pub.pcfg = d->pcfg;
+	d->pub.policy = fs_conf_policy_name(conf->agent.policy);
+	d->pub.interval_us = conf->agent.interval_us;
+	r = sampler_open(conf, d->ops, &d->sampler);
+	if (r < 0) {
+		fsd_err("cannot sample cgroups under %s: %s", conf->agent.cgroup_root,
+			strerror(-r));
+		goto fail;
+	}
+	if (!o->dry_run) {
+		r = writer_open(conf, &d->pcfg, &d->writer);
+		if (r < 0) {
+			fsd_err("cannot open the writer (state in %s): %s", conf->agent.state_dir,
+				strerror(-r));
+			goto fail;
+		}
+	}
+	/* The baseline: rates need two samples. */
+	r = d->ops->sample(d->sampler, now_us, d->samples);
+	if (r < 0) {
+		fsd_err("baseline sample under %s failed: %s", conf->agent.cgroup_root,
+			strerror(-r));
+		goto fail;
+	}
+	*out = d;
+	return 0;
+fail:
+	fsd_daemon_free(d);
+	return r;
+}
+
+void fsd_daemon_free(struct fsd_daemon *d)
+{
+	if (!d)
+		return;
+	fsd_control_free(d->control);
+	sd_event_source_unref(d->timer);
+	sd_event_unref(d->event);
+	if (d->sampler)
+		d->ops->close(d->sampler);
+	if (d->writer)
+		fs_writer_close(d->writer);
+	plan_free(&d->plan);
+	free(d->samples);
+	free(d->est);
+	free(d->pin);
+	free(d->pub.t);
+	fs_conf_free(d->conf);
+	free(d);
+}
+
+static const struct plan_tenant *prev_plan_tenant(const struct fsd_daemon *d, const char *name)
+{
+	for (size_t i = 0; d->have_plan && i < d->plan.n_tenants; i++)
+		if (!strcmp(d->plan.t[i].name, name))
+			return &d->plan.t[i];
+	return NULL;
+}
+
+static double nan0(double v)
+{
+	return isnan(v) ? 0 : v;
+}
+
+/* The sampler's view of tenant i as the estimator's plain sample. */
+static void to_est_sample(const struct fsd_daemon *d, size_t i, struct est_sample *es)
+{
+	const struct fs_tenant_sample *s = &d->samples[i];
+	const struct plan_config *pc = &d->pcfg;
+	const struct plan_tenant *prev = prev_plan_tenant(d, d->conf->tenants[i].name);
+
+	est_sample_init(es);
+	for (size_t r = 0; r < pc->res.n; r++) {
+		const struct fs_io_sample *io = NULL;
+
+		if (pc->res.disk[r] >= 0 && pc->res.disk[r] < FS_CONF_MAX_DISKS)
+			io = &s->io[pc->res.disk[r]];
+		switch (pc->res.kind[r]) {
+		case FSD_RES_CPU:
+			es->usage[r] = s->cpu_cores;
+			break;
+		case FSD_RES_MEM:
+			es->usage[r] = s->mem_current;
+			break;
+		case FSD_RES_IO_RBPS:
+			es->usage[r] = io ? io->rbps : NAN;
+			break;
+		case FSD_RES_IO_WBPS:
+			es->usage[r] = io ? io->wbps : NAN;
+			break;
+		case FSD_RES_IO_RIOPS:
+			es->usage[r] = io ? io->riops : NAN;
+			break;
+		case FSD_RES_IO_WIOPS:
+			es->usage[r] = io ? io->wiops : NAN;
+			break;
+		case FSD_RES_NET:
+			es->usage[r] = nan0(s->net_rx_bps) + nan0(s->net_tx_bps);
+			break;
+		}
+		es->usage[r] = nan0(es->usage[r]);
+		/* io.max in force = what we wrote last period */
+		if (fsd_res_is_io(pc->res.kind[r]) && prev && prev->write && !d->opt.dry_run &&
+		    prev->io[r] != PLAN_MAX)
+			es->limit[r] = (double)prev->io[r];
+	}
+	es->cpu_throttled_delta = s->cpu_nr_throttled;
+	es->mem_high_events_delta = s->mem_ev_high;
+	es->psi_cpu = s->psi_cpu.some_avg10;
+	es->psi_mem = s->psi_mem.some_avg10;
+	es->psi_io = s->psi_io.some_avg10;
+}
+
+static void estimate_all(struct fsd_daemon *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		const struct fs_tenant_sample *s = &d->samples[i];
+		const struct fs_conf_tenant *ct = &d->conf->tenants[i];
+		struct plan_tenant_in *p = &d->pin[i];
+		struct est_sample es;
+
+		p->present = s->present;
+		if (!s->present)
+			continue;
+		if (s->reset) {
+			/* New baseline (cgroup recreated or first seen): keep the last
+			 * estimate; without one the tenant waits a period. */
+			p->present = d->est[i].initialized;
+		} else {
+			to_est_sample(d, i, &es);
+			est_update(&d->pcfg.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
+				   &d->est[i], &es, &d->est[i]);
+			memcpy(p->usage, es.usage, sizeof(p->usage));
+		}
+		memcpy(p->demand, d->est[i].demand, sizeof(p->demand));
+	}
+}
+
+static void to_limits(const struct fsd_daemon *d, const struct plan_tenant *t, struct fs_limits *l)
+{
+	const struct fs_conf *c = d->conf;
+
+	memset(l, 0, sizeof(*l));
+	l->set = FS_LIM_CPU_MAX | FS_LIM_CPU_WEIGHT | FS_LIM_MEM_HIGH | FS_LIM_MEM_MAX |
+		 FS_LIM_IO_WEIGHT;
+	l->cpu_quota_us = t->cpu_quota_usec;
+	l->cpu_period_us = t->cpu_period_usec;
+	l->cpu_weight = (unsigned)t->cpu_weight;
+	l->io_weight = (unsigned)t->io_weight;
+	l->mem_high = t->mem_high;
+	l->mem_max = t->mem_max;
+	if (!c->n_disks)
+		return;
+	l->set |= FS_LIM_IO_MAX;
+	l->n_io = c->n_disks;
+	for (size_t k = 0; k < c->n_disks; k++)
+		l->io[k] = (struct fs_io_limit){c->disks[k].dev, FS_LIMIT_MAX, FS_LIMIT_MAX,
+						FS_LIMIT_MAX, FS_LIMIT_MAX};
+	for (size_t r = 0; r < d->pcfg.res.n; r++) {
+		int k = d->pcfg.res.disk[r];
+
+		if (k < 0 || (size_t)k >= c->n_disks)
+			continue;
+		switch (d->pcfg.res.kind[r]) {
+		case FSD_RES_IO_RBPS:
+			l->io[k].rbps = t->io[r];
+			break;
+		case FSD_RES_IO_WBPS:
+			l->io[k].wbps = t->io[r];
+			break;
+		case FSD_RES_IO_RIOPS:
+			l->io[k].riops = t->io[r];
+			break;
+		case FSD_RES_IO_WIOPS:
+			l->io[k].wiops = t->io[r];
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void apply(struct fsd_daemon *d, const struct plan *pl, uint64_t now_us)
+{
+	d->pub.written = d->pub.failed = 0;
+	if (!d->writer || d->released)
+		return;
+	for (size_t i = 0; i < pl->n_tenants; i++) {
+		const struct plan_tenant *t = &pl->t[i];
+		const char *cg = d->conf->tenants[i].cgroup;
+		struct fs_apply_result res = {0};
+		struct fs_limits lim;
+		int r;
+
+		if (!t->write)
+			continue;
+		to_limits(d, t, &lim);
+		r = fs_writer_apply(d->writer, cg, &lim, now_us, &res);
+		d->pub.written += res.written;
+		d->pub.failed += res.failed;
+		if (res.gone)
+			fsd_log(LOG_INFO, t->name, NULL, cg,
+				"tenant %s: cgroup %s vanished, skipped", t->name, cg);
+		else if (r < 0 && r != -EIO) /* -EIO: the writer logged each file */
+			fsd_log(LOG_ERR, t->name, NULL, cg, "tenant %s: applying limits to %s: %s",
+				t->name, cg, strerror(-r));
+	}
+}
+
+static void publish(struct fsd_daemon *d, uint64_t now_us)
+{
+	struct fsd_published *p = &d->pub;
+
+	p->period++;
+	p->time_us = now_us;
+	p->mode = d->plan.mode;
+	snprintf(p->mode_reason, sizeof(p->mode_reason), "%s", d->plan.mode_reason);
+	p->n_saturated = d->plan.n_saturated;
+	memcpy(p->saturated, d->plan.saturated, sizeof(p->saturated));
+	p->pcfg = d->pcfg;
+	p->policy = fs_conf_policy_name(d->conf->agent.policy);
+	p->interval_us = d->conf->agent.interval_us;
+	p->dry_run = d->opt.dry_run;
+	p->released = d->released;
+	p->written_total += p->written;
+	p->failed_total += p->failed;
+	p->failed_periods_total = d->failed_periods;
+	for (size_t i = 0; i < d->n; i++) {
+		p->t[i].present = d->pin[i].present;
+		p->t[i].weight = d->pin[i].weight;
+		memcpy(p->t[i].usage, d->pin[i].usage, sizeof(p->t[i].usage));
+		p->t[i].est = d->est[i];
+		p->t[i].plan = d->plan.t[i];
+	}
+}
+
+static void status_line(const struct fsd_daemon *d, char *buf, size_t len)
+{
+	const struct fsd_published *p = &d->pub;
+	char names[160] = "";
+	size_t used = 0, present = 0;
+
+	for (size_t r = 0; r < d->pcfg.res.n; r++) {
+		if (!p->saturated[r])
+			continue;
+		int w = snprintf(names + used, sizeof(names) - used, "%s%s", used ? "," : "",
+				 d->pcfg.res.name[r]);
+		if (w > 0 && (size_t)w < sizeof(names) - used)
+			used += (size_t)w;
+	}
+	for (size_t i = 0; i < d->n; i++)
+		present += p->t[i].present;
+	snprintf(
+	    buf, len,
+	    "period %llu: %s%s, %s, bottlenecks: %s, tenants %zu/%zu, files written %u failed %u",
+	    (unsigned long long)p->period, plan_mode_name(p->mode),
+	    d->opt.dry_run ? " (dry-run)" : "", fs_conf_policy_name(d->conf->agent.policy),
+	    used ? names : "none", present, d->n, p->written, p->failed);
+}
+
+static void log_period(const struct fsd_daemon *d, const char *status)
+{
+	char line[2048], why[96];
+
+	if (!fsd_log_enabled(LOG_DEBUG))
+		return;
+	fsd_debug("%s", status);
+	for (size_t i = 0; i < d->plan.n_tenants; i++) {
+		plan_fmt_summary(&d->pcfg, &d->plan, i, line, sizeof(line));
+		fsd_log(LOG_DEBUG, d->plan.t[i].name, NULL, d->conf->tenants[i].cgroup,
+			"%s probe=%.3f est=%s", line, d->est[i].probe,
+			est_reason_str(d->est[i].reasons, why, sizeof(why)));
+	}
+}
+
+/* Metrics are for dashboards: a failure is logged (once per cause), never fatal. */
+static void write_metrics(struct fsd_daemon *d)
+{
+	const char *path = d->conf->agent.metrics_file;
+	char err[PATH_MAX + 128];
+	int r;
+
+	if (!path[0])
+		return;
+	r = fsd_metrics_write(path, &d->pub, err, sizeof(err));
+	if (r < 0 && r != -d->metrics_errno)
+		fsd_warn("metrics not written: %s", err);
+	else if (r == 0 && d->metrics_errno)
+		fsd_info("metrics written to %s again", path);
+	d->metrics_errno = r < 0 ? -r : 0;
+}
+
+int fsd_daemon_period(struct fsd_daemon *d, uint64_t now_us)
+{
+	struct plan next;
+	struct fs_error err = {{0}};
+	char status[400];
+	int r;
+
+	r = d->ops->sample(d->sampler, now_us, d->samples);
+	if (r < 0) {
+		fsd_err("sampling under %s failed: %s", d->conf->agent.cgroup_root, strerror(-r));
+		return r;
+	}
+	estimate_all(d);
+	r = plan_compute(&d->pcfg, d->n, d->pin, d->have_plan ? &d->plan : NULL, &next, &err);
+	if (r < 0) {
+		fsd_err("solving with %s failed, limits unchanged: %s",
+			fs_conf_policy_name(d->conf->agent.policy), err.msg);
+		plan_free(&next);
+		return r;
+	}
+	if (next.mode_changed)
+		fsd_info("mode %s -> %s: %s", d->have_plan ? plan_mode_name(d->plan.mode) : "none",
+			 plan_mode_name(next.mode), next.mode_reason);
+	apply(d, &next, now_us);
+	plan_free(&d->plan);
+	d->plan = next;
+	d->have_plan = true;
+	publish(d, now_us);
+	write_metrics(d);
+	status_line(d, status, sizeof(status));
+	log_period(d, status);
+	sd_notifyf(0, "%sSTATUS=%s", d->ready || d->opt.once ? "" : "READY=1\n", status);
+	d->ready = true;
+	return 0;
+}
+
+void fsd_daemon_print(const struct fsd_daemon *d, FILE *f)
+{
+	char line[2048];
+
+	for (size_t i = 0; d->have_plan && i < d->plan.n_tenants; i++) {
+		plan_fmt_summary(&d->pcfg, &d->plan, i, line, sizeof(line));
+		fprintf(f, "%s\n", line);
+	}
+	fflush(f);
+}
+
+const struct fsd_published *fsd_daemon_published(const struct fsd_daemon *d)
+{
+	return &d->pub;
+}
+
+int fsd_daemon_release(struct fsd_daemon *d)
+{
+	int r = 0;
+
+	d->released = true;
+	d->pub.released = true;
+	if (d->writer) {
+		r = fs_writer_restore(d->writer);
+		if (r < 0) {
+			fsd_err("release: restoring the original values: %s", strerror(-r));
+			return r;
+		}
+	}
+	fsd_info("released: original values restored%s; not enforcing until reload",
+		 d->writer ? "" : " (dry-run: nothing was written)");
+	return 0;
+}
+
+int fsd_daemon_set_weight(struct fsd_daemon *d, const char *tenant, double weight)
+{
+	if (!(weight > 0) || !isfinite(weight))
+		return -EINVAL;
+	for (size_t i = 0; i < d->n; i++)
+		if (!strcmp(d->conf->tenants[i].name, tenant)) {
+			fsd_info("tenant %s: weight %g -> %g until the next reload", tenant,
+				 d->pin[i].weight, weight);
+			d->pin[i].weight = weight;
+			d->pub.t[i].weight = weight;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+uint64_t fsd_daemon_now(const struct fsd_daemon *d)
+{
+	uint64_t now = 0;
+	struct timespec ts;
+
+	if (d->event && sd_event_now(d->event, CLOCK_MONOTONIC, &now) >= 0)
+		return now;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Settings that need a restart: refuse to swap them in on reload. */
+static const char *restart_only(const struct fs_conf *a, const struct fs_conf *b)
+{
+	if (strcmp(a->agent.cgroup_root, b->agent.cgroup_root))
+		return "cgroup_root";
+	if (strcmp(a->agent.state_dir, b->agent.state_dir))
+		return "state_dir";
+	if (strcmp(a->agent.socket, b->agent.socket))
+		return "socket";
+	return NULL;
+}
+
+int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
+{
+	struct fs_conf *nc = NULL, *old = d->conf;
+	struct plan_config pc;
+	void *sampler = NULL;
+	const char **cgroups = NULL;
+	const char *what;
+	char err[1024];
+	int r;
+
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading %s",
+		   (unsigned long long)now_us, d->opt.config_path);
+	r = fs_conf_load(d->opt.config_path, NULL, &nc, err, sizeof(err));
+	if (r < 0) {
+		fsd_err("reload refused, keeping the running config: %s", err);
+		goto out;
+	}
+	r = fsd_plan_config_from_conf(nc, &pc, err, sizeof(err));
+	if (r < 0) {
+		fsd_err("reload refused, keeping the running config: %s", err);
+		goto out;
+	}
+	what = restart_only(old, nc);
+	if (what) {
+		fsd_err("reload refused, keeping the running config: %s: changing %s needs a "
+			"restart",
+			nc->path, what);
+		r = -EINVAL;
+		goto out;
+	}
+	r = sampler_open(nc, d->ops, &sampler);
+	if (r < 0) {
+		fsd_err("reload refused: cannot sample the new tenants: %s", strerror(-r));
+		goto out;
+	}
+	cgroups = cgroup_list(nc);
+	if (!cgroups ||
+	    (d->writer && fs_writer_set_tenants(d->writer, nc->n_tenants, cgroups) < 0)) {
+		fsd_err("reload refused: out of memory");
+		r = -ENOMEM;
+		goto out;
+	}
+	r = tenants_alloc(d, nc); /* carries estimates over by name */
+	if (r < 0) {
+		fsd_err("reload refused: out of memory");
+		if (d->writer) {
+			free(cgroups);
+			cgroups = cgroup_list(old);
+			if (cgroups)
+				fs_writer_set_tenants(d->writer, old->n_tenants, cgroups);
+		}
+		goto out;
+	}
+	/* Tenants dropped by the reload get their original values back. */
+	for (size_t j = 0; d->writer && j < old->n_tenants; j++) {
+		bool kept = false;
+
+		for (size_t i = 0; i < nc->n_tenants; i++)
+			kept |= !strcmp(nc->tenants[i].cgroup, old->tenants[j].cgroup);
+		if (!kept && fs_writer_restore_cgroup(d->writer, old->tenants[j].cgroup) < 0)
+			fsd_log(LOG_WARNING, old->tenants[j].name, NULL, old->tenants[j].cgroup,
+				"could not restore %s of dropped tenant %s", old->tenants[j].cgroup,
+				old->tenants[j].name);
+	}
+	if (d->writer && nc->agent.enforce == FS_ENFORCE_OFF &&
+	    old->agent.enforce != FS_ENFORCE_OFF && fs_writer_restore(d->writer) < 0)
+		fsd_warn("enforce=off: some original values could not be restored yet");
+	d->ops->close(d->sampler);
+	d->sampler = sampler;
+	sampler = NULL;
+	d->ops->sample(d->sampler, now_us, d->samples); /* new baseline */
+	d->pcfg = pc;
+	d->pub.pcfg = pc;
+	d->conf = nc;
+	nc = old;
+	if (d->released)
+		fsd_info("reload: enforcing again after fairctl release");
+	d->released = false;
+	fsd_info("reloaded %s: %zu tenants, policy %s, enforce %s", d->conf->path, d->n,
+		 fs_conf_policy_name(d->conf->agent.policy),
+		 fs_conf_enforce_name(d->conf->agent.enforce));
+	r = 0;
+out:
+	if (sampler)
+		d->ops->close(sampler);
+	free(cgroups);
+	fs_conf_free(nc);
+	sd_notifyf(0, "READY=1\nSTATUS=%s",
+		   r < 0 ? "reload failed, running config kept" : "reloaded");
+	return r;
+}
+
+int fsd_daemon_stop(struct fsd_daemon *d)
+{
+	int r;
+
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping");
+	if (!d->writer || d->conf->agent.on_exit != FS_ON_EXIT_RESTORE)
+		return 0;
+	r = fs_writer_restore(d->writer);
+	if (r < 0)
+		fsd_err(
+		    "restoring original cgroup values: %s (left in %s for fairshared --release)",
+		    strerror(-r), d->conf->agent.state_dir);
+	else
+		fsd_info("restored the original cgroup values");
+	return r;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct fsd_daemon *d = userdata;
+	uint64_t interval = d->conf->agent.interval_us;
+
+	if (fsd_daemon_period(d, usec) < 0)
+		d->failed_periods++;
+	d->next_us += interval;
+	if (d->next_us <= usec) /* we fell behind: skip, do not burst */
+		d->next_us = usec + interval;
+	sd_event_source_set_time(s, d->next_us);
+	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	(void)userdata;
+	fsd_info("signal %u: stopping", si->ssi_signo);
+	return sd_event_exit(sd_event_source_get_event(s), FSD_EXIT_OK);
+}
+
+static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct fsd_daemon *d = userdata;
+	uint64_t now = 0;
+
+	(void)si;
+	sd_event_now(sd_event_source_get_event(s), CLOCK_MONOTONIC, &now);
+	fsd_daemon_reload(d, now);
+	return 0;
+}
+
+/* Without its socket the daemon still enforces: fair sharing matters more
+ * than the view of it. Only a second daemon on the same socket is fatal
+ * (two writers on the same cgroups). */
+static int open_control(struct fsd_daemon *d)
+{
+	char err[PATH_MAX + 128];
+	int r;
+
+	if (!d->conf->agent.socket[0])
+		return 0;
+	r = fsd_control_daemon_open(&d->control, d->event, d, d->conf->agent.socket, err,
+				    sizeof(err));
+	if (r < 0)
+		fsd_err("%s; fairctl status/top will not work", err);
+	return r;
+}
+
+int fsd_daemon_run(struct fsd_daemon *d)
+{
+	sigset_t ss;
+	uint64_t now = 0;
+	int r;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
+		return FSD_EXIT_FAILURE;
+	r = sd_event_default(&d->event);
+	if (r >= 0)
+		r = sd_event_add_signal(d->event, NULL, SIGTERM, on_stop_signal, d);
+	if (r >= 0)
+		r = sd_event_add_signal(d->event, NULL, SIGINT, on_stop_signal, d);
+	if (r >= 0)
+		r = sd_event_add_signal(d->event, NULL, SIGHUP, on_hup, d);
+	if (r >= 0)
+		r = sd_event_set_watchdog(d->event, true);
+	if (r >= 0)
+		r = sd_event_now(d->event, CLOCK_MONOTONIC, &now);
+	if (r >= 0) {
+		d->next_us = now + d->conf->agent.interval_us;
+		/* 1 ms accuracy: periods stay evenly spaced and deterministic */
+		r = sd_event_add_time(d->event, &d->timer, CLOCK_MONOTONIC, d->next_us, 1000,
+				      on_timer, d);
+	}
+	if (r < 0) {
+		fsd_err("setting up the event loop: %s", strerror(-r));
+		return FSD_EXIT_FAILURE;
+	}
+	open_control(d);
+	fsd_info("started: %zu tenants, policy %s, enforce %s, interval %llu ms%s", d->n,
+		 fs_conf_policy_name(d->conf->agent.policy),
+		 fs_conf_enforce_name(d->conf->agent.enforce),
+		 (unsigned long long)(d->conf->agent.interval_us / 1000),
+		 d->opt.dry_run ? ", dry-run: nothing is written" : "");
+	r = sd_event_loop(d->event);
+	if (r < 0) {
+		fsd_err("event loop: %s", strerror(-r));
+		return FSD_EXIT_FAILURE;
+	}
+	return r;
+}

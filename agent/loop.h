@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fairshared's control loop: one period = sample -> estimate -> solve/plan ->
+ * apply -> publish, driven by an sd-event timer every `interval`, with
+ * SIGHUP reload, SIGTERM/SIGINT stop and sd_notify (READY, STATUS, WATCHDOG,
+ * RELOADING, STOPPING).
+ */
+#ifndef FAIRSHARE_AGENT_LOOP_H
+#define FAIRSHARE_AGENT_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "agent_conf.h"
+#include "estimate.h"
+#include "plan.h"
+
+/* Exit codes (documented in fairshared --help). */
+enum {
+	FSD_EXIT_OK = 0,
+	FSD_EXIT_FAILURE = 1, /* runtime failure (cgroup root, state dir, event loop) */
+	FSD_EXIT_USAGE = 2,   /* bad command line */
+	FSD_EXIT_CONFIG = 78, /* EX_CONFIG: the configuration was refused */
+};
+
+struct fsd_options {
+	const char *config_path;
+	bool dry_run; /* compute and log, never write a cgroup file */
+	bool once;    /* baseline, one period, print the plan, exit */
+	FILE *out;    /* where --once prints; NULL = stdout */
+};
+
+/* The latest per-tenant state, served by the control socket and metrics. */
+struct fsd_tenant_pub {
+	char name[FS_CONF_NAME_MAX];
+	char cgroup[PATH_MAX];
+	bool present;
+	double weight; /* in force: the config's or set-weight's */
+	double usage[FSD_MAX_RES];
+	struct est_state est; /* est.demand = the demand given to the solver */
+	struct plan_tenant plan;
+};
+
+struct fsd_published {
+	uint64_t period;  /* completed periods */
+	uint64_t time_us; /* CLOCK_MONOTONIC of the period */
+	enum plan_mode mode;
+	char mode_reason[PLAN_REASON_MAX];
+	size_t n_saturated;
+	bool saturated[FSD_MAX_RES];
+	unsigned written, failed; /* files, this period */
+	size_t n_tenants;
+	struct fsd_tenant_pub *t;
+	/* for status, explain and metrics */
+	struct plan_config pcfg; /* resources (names, kinds, capacities), rule */
+	const char *policy;	 /* "psdsf", "njc" */
+	uint64_t interval_us;
+	bool dry_run;
+	bool released; /* fairctl release: originals restored, not enforcing */
+	uint64_t written_total, failed_total, failed_periods_total;
+};
+
+struct fsd_daemon;
+
+/*
+ * Maps the config onto the estimator's and planner's structs (resources in
+ * the config's order; planner and estimator defaults for what the config
+ * does not set). 0 or -EINVAL with err filled.
+ */
+int fsd_plan_config_from_conf(const struct fs_conf *c, struct plan_config *pc, char *err,
+			      size_t errlen);
+
+/* Takes ownership of conf (also on error). Opens the sampler and (unless
+ * dry-run) the writer and takes the baseline sample. 0 or -errno, logged. */
+int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct fs_conf *conf,
+		    uint64_t now_us);
+void fsd_daemon_free(struct fsd_daemon *d);
+
+/* One control period at now_us (CLOCK_MONOTONIC). 0 or -errno (logged; the
+ * limits in force stay). */
+int fsd_daemon_period(struct fsd_daemon *d, uint64_t now_us);
+
+/* Loads the config file again; swaps it in only when it is valid. 0 or -errno. */
+int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us);
+
+/* Restores the saved originals when on_exit = restore (not in dry-run). */
+int fsd_daemon_stop(struct fsd_daemon *d);
+
+/* The sd-event main loop until SIGTERM/SIGINT; returns an exit code. */
+int fsd_daemon_run(struct fsd_daemon *d);
+
+/* Prints the plan, one line per tenant (--once). */
+void fsd_daemon_print(const struct fsd_daemon *d, FILE *f);
+
+const struct fsd_published *fsd_daemon_published(const struct fsd_daemon *d);
+
+/*
+ * fairctl release: restores every original value and stops writing until
+ * the next successful reload. 0 or -errno (logged).
+ */
+int fsd_daemon_release(struct fsd_daemon *d);
+
+/* fairctl set-weight: the tenant's weight until the next reload. 0, -ENOENT
+ * (no such tenant) or -EINVAL (not a finite weight > 0). */
+int fsd_daemon_set_weight(struct fsd_daemon *d, const char *tenant, double weight);
+
+/* CLOCK_MONOTONIC now, from the event loop when it runs. */
+uint64_t fsd_daemon_now(const struct fsd_daemon *d);
+
+#endif /* FAIRSHARE_AGENT_LOOP_H */

@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: MIT */
+/* The planner (rules in plan.h). Pure: no I/O, no globals. */
+#include "plan.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *plan_mode_name(enum plan_mode m)
+{
+	switch (m) {
+	case PLAN_MODE_LIMITS:
+		return "limits";
+	case PLAN_MODE_WEIGHTS:
+		return "weights";
+	case PLAN_MODE_OFF:
+		return "off";
+	}
+	return "unknown";
+}
+
+void plan_config_default(struct plan_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->rule = FS_RULE_PSDSF;
+	cfg->enforce = PLAN_ENFORCE_AUTO;
+	cfg->cpu_period_usec = 100000;
+	cfg->cpu_quota_min_usec = 1000;
+	cfg->mem_margin = 64ull << 20;
+	cfg->mem_step_down = 0.25;
+	cfg->saturated = 0.99;
+	cfg->base_weight = 100;
+	cfg->gap_gain = 9;
+	cfg->io_min_bps = 64 << 10;
+	cfg->io_min_iops = 10;
+}
+
+void plan_tenant_in_init(struct plan_tenant_in *t, const char *name)
+{
+	memset(t, 0, sizeof(*t));
+	t->name = name;
+	t->weight = 1;
+	t->present = true;
+	for (size_t r = 0; r < FSD_MAX_RES; r++)
+		t->min[r] = t->max[r] = NAN;
+}
+
+void plan_problem_free(struct plan_problem *pp)
+{
+	free(pp->capacity);
+	free(pp->demand);
+	free(pp->max_tasks);
+	free(pp->weight);
+	free(pp->tenant_names);
+	free(pp->resource_names);
+	free(pp->index);
+	memset(pp, 0, sizeof(*pp));
+}
+
+int plan_problem_build(const struct plan_config *cfg, size_t n, const struct plan_tenant_in *in,
+		       struct plan_problem *pp)
+{
+	size_t m = cfg->res.n, np = 0;
+
+	memset(pp, 0, sizeof(*pp));
+	pp->capacity = calloc(m ? m : 1, sizeof(double));
+	pp->demand = calloc(n * m > 0 ? n * m : 1, sizeof(double));
+	pp->max_tasks = calloc(n ? n : 1, sizeof(double));
+	pp->weight = calloc(n ? n : 1, sizeof(double));
+	pp->tenant_names = calloc(n ? n : 1, sizeof(char *));
+	pp->resource_names = calloc(m ? m : 1, sizeof(char *));
+	pp->index = calloc(n ? n : 1, sizeof(size_t));
+	if (!pp->capacity || !pp->demand || !pp->max_tasks || !pp->weight || !pp->tenant_names ||
+	    !pp->resource_names || !pp->index) {
+		plan_problem_free(pp);
+		return -ENOMEM;
+	}
+	for (size_t r = 0; r < m; r++) {
+		pp->capacity[r] = cfg->res.capacity[r];
+		pp->resource_names[r] = cfg->res.name[r];
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!in[i].present)
+			continue;
+		for (size_t r = 0; r < m; r++)
+			pp->demand[np * m + r] = in[i].demand[r];
+		pp->max_tasks[np] = 1;
+		pp->weight[np] = in[i].weight;
+		pp->tenant_names[np] = in[i].name;
+		pp->index[np] = i;
+		np++;
+	}
+	pp->p = (struct fs_problem){
+	    .n_tenants = np,
+	    .n_pools = 1,
+	    .n_resources = m,
+	    .capacity = pp->capacity,
+	    .demand = pp->demand,
+	    .max_tasks = pp->max_tasks,
+	    .weight = pp->weight,
+	    .tenant_names = pp->tenant_names,
+	    .resource_names = pp->resource_names,
+	};
+	return 0;
+}
+
+void plan_free(struct plan *p)
+{
+	free(p->t);
+	memset(p, 0, sizeof(*p));
+}
+
+static uint64_t clamp_weight(double w)
+{
+	if (!(w >= PLAN_WEIGHT_MIN))
+		return PLAN_WEIGHT_MIN;
+	if (w >= PLAN_WEIGHT_MAX)
+		return PLAN_WEIGHT_MAX;
+	return (uint64_t)llround(w);
+}
+
+static uint64_t to_u64(double v)
+{
+	if (!isfinite(v) || v >= 1.8e19)
+		return PLAN_MAX;
+	return v <= 0 ? 0 : (uint64_t)llround(v);
+}
+
+static uint64_t page_down(uint64_t v)
+{
+	return v == PLAN_MAX ? v : v / PLAN_PAGE * PLAN_PAGE;
+}
+
+static uint64_t page_up(uint64_t v)
+{
+	if (v == PLAN_MAX || v > PLAN_MAX - PLAN_PAGE)
+		return PLAN_MAX;
+	return (v + PLAN_PAGE - 1) / PLAN_PAGE * PLAN_PAGE;
+}
+
+static const struct plan_tenant *find_prev(const struct plan *prev, const char *name)
+{
+	if (!prev || !name)
+		return NULL;
+	for (size_t i = 0; i < prev->n_tenants; i++)
+		if (!strcmp(prev->t[i].name, name))
+			return &prev->t[i];
+	return NULL;
+}
+
+/* Limits per resource: alloc + weighted leftover on bottlenecks, lifted
+ * elsewhere; then the configured floor and cap. */
+static void set_limits(const struct plan_config *cfg, const struct plan_tenant_in *in,
+		       const struct plan *pl, const double *leftover, double weight_sum,
+		       struct plan_tenant *t)
+{
+	for (size_t r = 0; r < cfg->res.n; r++) {
+		double lim = INFINITY;
+
+		if (t->in_problem && pl->saturated[r])
+			lim = t->alloc[r] + leftover[r] * in->weight / weight_sum;
+		if (in->max[r] >= 0 && !(in->max[r] >= lim))
+			lim = in->max[r];
+		if (in->min[r] >= 0 && in->min[r] > lim)
+			lim = in->min[r];
+		t->limit[r] = lim;
+	}
+}
+
+/* cpu.max and io.max from the limits; weights mode keeps only the caps. */
+static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_in *in,
+		       enum plan_mode mode, struct plan_tenant *t)
+{
+	t->cpu_period_usec = cfg->cpu_period_usec;
+	t->cpu_quota_usec = PLAN_MAX;
+	for (size_t r = 0; r < cfg->res.n; r++) {
+		enum fsd_res_kind k = cfg->res.kind[r];
+		double lim = t->limit[r];
+
+		if (mode == PLAN_MODE_WEIGHTS)
+			lim = in->max[r] >= 0 ? in->max[r] : INFINITY;
+		if (lim >= cfg->res.capacity[r])
+			lim = INFINITY;
+		if (k == FSD_RES_CPU && isfinite(lim)) {
+			t->cpu_quota_usec = to_u64(lim * (double)cfg->cpu_period_usec);
+			if (t->cpu_quota_usec < cfg->cpu_quota_min_usec)
+				t->cpu_quota_usec = cfg->cpu_quota_min_usec;
+		} else if (fsd_res_is_io(k)) {
+			uint64_t floor = k == FSD_RES_IO_RBPS || k == FSD_RES_IO_WBPS
+					     ? cfg->io_min_bps
+					     : cfg->io_min_iops;
+			t->io[r] = to_u64(lim);
+			if (t->io[r] < floor)
+				t->io[r] = floor;
+		}
+	}
+}
+
+/* memory.high = limit; memory.max with the safety rules of plan.h. */
+static void set_memory(const struct plan_config *cfg, const struct plan_tenant_in *in,
+		       const struct plan_tenant *prev, struct plan_tenant *t)
+{
+	int r = fsd_resources_find(&cfg->res, FSD_RES_MEM);
+	uint64_t margin = cfg->mem_margin, usage, high, target, prev_max, step_floor;
+
+	t->mem_high = t->mem_max = PLAN_MAX;
+	if (r < 0 || !(t->limit[r] < cfg->res.capacity[r]))
+		return;
+	usage = to_u64(in->usage[r]);
+	if (usage == PLAN_MAX)
+		usage = 0;
+	high = page_down(to_u64(t->limit[r]));
+	if (high < PLAN_PAGE)
+		high = PLAN_PAGE;
+	target = high + margin;
+	if (usage + margin > target)
+		target = usage + margin;
+	/* Lowering memory.max quickly risks an OOM kill: at most one step. */
+	prev_max = prev ? prev->mem_max : PLAN_MAX;
+	if (prev_max == PLAN_MAX)
+		prev_max = to_u64(cfg->res.capacity[r]) + margin;
+	step_floor = to_u64((double)prev_max * (1.0 - cfg->mem_step_down));
+	if (step_floor > target)
+		target = step_floor;
+	t->mem_high = high;
+	t->mem_max = page_up(target);
+}
+
+static size_t list_saturated(const struct plan_config *cfg, const struct plan *pl, char *buf,
+			     size_t len)
+{
+	size_t used = 0, count = 0;
+
+	buf[0] = '\0';
+	for (size_t r = 0; r < cfg->res.n; r++) {
+		if (!pl->saturated[r])
+			continue;
+		int w =
+		    snprintf(buf + used, len - used, "%s%s", count ? ", " : "", cfg->res.name[r]);
+		count++;
+		if (w > 0 && (size_t)w < len - used)
+			used += (size_t)w;
+	}
+	return count;
+}
+
+/* Bottlenecks for the mode decision: the directions (and IOPS) of one disk
+ * are one device that io.max limits independently, so they count once. */
+static size_t count_bottlenecks(const struct plan_config *cfg, const struct plan *pl)
+{
+	size_t n = 0;
+
+	for (size_t r = 0; r < cfg->res.n; r++) {
+		bool seen = false;
+
+		if (!pl->saturated[r])
+			continue;
+		for (size_t q = 0; q < r && fsd_res_is_io(cfg->res.kind[r]); q++)
+			seen |= pl->saturated[q] && fsd_res_is_io(cfg->res.kind[q]) &&
+				cfg->res.disk[q] == cfg->res.disk[r];
+		n += !seen;
+	}
+	return n;
+}
+
+static void choose_mode(const struct plan_config *cfg, const struct plan *prev, struct plan *pl)
+{
+	char names[PLAN_REASON_MAX / 2];
+	size_t n;
+	const char *why;
+
+	list_saturated(cfg, pl, names, sizeof(names));
+	n = pl->n_bottlenecks = count_bottlenecks(cfg, pl);
+	switch (cfg->enforce) {
+	case PLAN_ENFORCE_OFF:
+		pl->mode = PLAN_MODE_OFF;
+		why = "enforce=off";
+		break;
+	case PLAN_ENFORCE_LIMITS:
+		pl->mode = PLAN_MODE_LIMITS;
+		why = "enforce=limits";
+		break;
+	case PLAN_ENFORCE_WEIGHTS:
+		pl->mode = PLAN_MODE_WEIGHTS;
+		why = "enforce=weights";
+		break;
+	default:
+		pl->mode = n >= 2 ? PLAN_MODE_WEIGHTS : PLAN_MODE_LIMITS;
+		why = n >= 2 ? "enforce=auto, several bottlenecks: minimal-gap weights"
+			     : "enforce=auto, at most one bottleneck: hard limits";
+		break;
+	}
+	snprintf(pl->mode_reason, sizeof(pl->mode_reason), "%s; %zu bottleneck%s%s%s%s", why, n,
+		 n == 1 ? "" : "s", n ? " (" : "", names, n ? ")" : "");
+	pl->mode_changed = !prev || prev->mode != pl->mode;
+}
+
+/* Minimal-gap priorities over the bottlenecks -> weights. */
+static int set_weights(const struct plan_config *cfg, size_t n, const struct plan_tenant_in *in,
+		       const struct plan_problem *pp, struct plan *pl, struct fs_error *err)
+{
+	size_t np = pp->p.n_tenants, m = cfg->res.n;
+	double wsum = 0, *entitled = NULL, *consumed = NULL, *prio = NULL;
+	int *gap_res = NULL, ret = 0;
+	bool *promoted = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		double base = (double)cfg->base_weight * in[i].weight;
+
+		pl->t[i].cpu_weight = pl->t[i].io_weight = clamp_weight(base);
+		pl->t[i].gap_resource = FS_NO_RESOURCE;
+	}
+	if (!np || !pl->n_saturated)
+		return 0;
+	entitled = calloc(np * m, sizeof(double));
+	consumed = calloc(np * m, sizeof(double));
+	prio = calloc(np, sizeof(double));
+	gap_res = calloc(np, sizeof(int));
+	promoted = calloc(np, sizeof(bool));
+	if (!entitled || !consumed || !prio || !gap_res || !promoted) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory for the minimal-gap rule");
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t j = 0; j < np; j++)
+		wsum += pp->weight[j];
+	for (size_t j = 0; j < np; j++) {
+		const struct plan_tenant_in *ti = &in[pp->index[j]];
+
+		for (size_t r = 0; r < m; r++) {
+			double c = ti->usage[r] / cfg->res.capacity[r];
+
+			entitled[j * m + r] = ti->weight / wsum;
+			consumed[j * m + r] = c > 0 ? fmin(c, 1.0) : 0.0;
+		}
+	}
+	ret =
+	    fs_minimal_gap(np, m, entitled, consumed, pl->saturated, prio, gap_res, promoted, err);
+	if (ret < 0)
+		goto out;
+	for (size_t j = 0; j < np; j++) {
+		struct plan_tenant *t = &pl->t[pp->index[j]];
+		double base = (double)cfg->base_weight * in[pp->index[j]].weight;
+
+		t->gap = prio[j];
+		t->gap_resource = gap_res[j];
+		t->promoted = promoted[j];
+		if (pl->mode == PLAN_MODE_WEIGHTS && promoted[j] && prio[j] > 0)
+			t->cpu_weight = t->io_weight =
+			    clamp_weight(base * (1.0 + cfg->gap_gain * prio[j]));
+	}
+out:
+	free(entitled);
+	free(consumed);
+	free(prio);
+	free(gap_res);
+	free(promoted);
+	return ret;
+}
+
+int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tenant_in *in,
+		 const struct plan *prev, struct plan *out, struct fs_error *err)
+{
+	struct plan_problem pp = {0};
+	struct fs_solution sol = {0};
+	struct fs_options opt = {.alpha = INFINITY};
+	double used[FSD_MAX_RES] = {0}, leftover[FSD_MAX_RES] = {0}, wsum = 0;
+	size_t m = cfg->res.n;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (m == 0 || m > FSD_MAX_RES) {
+		snprintf(err->msg, sizeof(err->msg), "%zu resources (1..%d supported)", m,
+			 FSD_MAX_RES);
+		return -EINVAL;
+	}
+	out->t = calloc(n ? n : 1, sizeof(*out->t));
+	if (!out->t) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory for %zu tenants", n);
+		return -ENOMEM;
+	}
+	out->n_tenants = n;
+	ret = plan_problem_build(cfg, n, in, &pp);
+	if (ret < 0) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory for the policy problem");
+		goto out;
+	}
+	if (pp.p.n_tenants) {
+		ret = fs_solve(&pp.p, cfg->rule, &opt, &sol, err);
+		if (ret < 0)
+			goto out;
+		out->iterations = sol.iterations;
+	}
+
+	for (size_t i = 0; i < n; i++) {
+		struct plan_tenant *t = &out->t[i];
+
+		snprintf(t->name, sizeof(t->name), "%s", in[i].name ? in[i].name : "");
+		t->bottleneck = FS_NO_RESOURCE;
+		t->gap_resource = FS_NO_RESOURCE;
+		for (size_t r = 0; r < FSD_MAX_RES; r++)
+			t->io[r] = PLAN_MAX;
+	}
+	for (size_t j = 0; j < pp.p.n_tenants; j++) {
+		struct plan_tenant *t = &out->t[pp.index[j]];
+
+		t->in_problem = true;
+		t->x = sol.x[j];
+		t->share = sol.tenant[j].share;
+		t->bottleneck = sol.bottleneck[j];
+		wsum += pp.weight[j];
+		for (size_t r = 0; r < m; r++) {
+			t->alloc[r] = t->x * pp.demand[j * m + r];
+			used[r] += t->alloc[r];
+		}
+	}
+	for (size_t r = 0; r < m; r++) {
+		out->saturated[r] = used[r] >= cfg->saturated * cfg->res.capacity[r];
+		out->n_saturated += out->saturated[r];
+		leftover[r] = fmax(0.0, cfg->res.capacity[r] - used[r]);
+	}
+	choose_mode(cfg, prev, out);
+
+	for (size_t i = 0; i < n; i++) {
+		struct plan_tenant *t = &out->t[i];
+
+		set_limits(cfg, &in[i], out, leftover, wsum > 0 ? wsum : 1, t);
+		set_cpu_io(cfg, &in[i], out->mode, t);
+		set_memory(cfg, &in[i], find_prev(prev, t->name), t);
+		t->write = in[i].present && out->mode != PLAN_MODE_OFF;
+	}
+	ret = set_weights(cfg, n, in, &pp, out, err);
+out:
+	fs_solution_free(&sol);
+	plan_problem_free(&pp);
+	return ret;
+}
+
+void plan_fmt_u64(uint64_t v, char *buf, size_t len)
+{
+	if (v == PLAN_MAX)
+		snprintf(buf, len, "max");
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+void plan_fmt_cpu_max(const struct plan_tenant *t, char *buf, size_t len)
+{
+	char q[24];
+
+	plan_fmt_u64(t->cpu_quota_usec, q, sizeof(q));
+	snprintf(buf, len, "%s %llu", q, (unsigned long long)t->cpu_period_usec);
+}
+
+bool plan_fmt_io_max(const struct plan_config *cfg, const struct plan_tenant *t, int disk,
+		     char *buf, size_t len)
+{
+	static const char *const key[] = {
+	    [FSD_RES_IO_RBPS] = "rbps",
+	    [FSD_RES_IO_WBPS] = "wbps",
+	    [FSD_RES_IO_RIOPS] = "riops",
+	    [FSD_RES_IO_WIOPS] = "wiops",
+	};
+	size_t used = 0;
+	bool any = false;
+
+	buf[0] = '\0';
+	for (size_t r = 0; r < cfg->res.n; r++) {
+		char v[24];
+		int w;
+
+		if (!fsd_res_is_io(cfg->res.kind[r]) || cfg->res.disk[r] != disk)
+			continue;
+		if (!any) {
+			w = snprintf(buf, len, "%u:%u", cfg->res.dev_major[r],
+				     cfg->res.dev_minor[r]);
+			if (w > 0 && (size_t)w < len)
+				used = (size_t)w;
+			any = true;
+		}
+		plan_fmt_u64(t->io[r], v, sizeof(v));
+		w = snprintf(buf + used, len - used, " %s=%s", key[cfg->res.kind[r]], v);
+		if (w > 0 && (size_t)w < len - used)
+			used += (size_t)w;
+	}
+	return any;
+}
+
+/* Compact human numbers for the summary line. */
+static void fmt_amount(enum fsd_res_kind k, double v, char *buf, size_t len)
+{
+	if (!isfinite(v))
+		snprintf(buf, len, "max");
+	else if (k == FSD_RES_CPU)
+		snprintf(buf, len, "%.3g", v);
+	else if (k == FSD_RES_IO_RIOPS || k == FSD_RES_IO_WIOPS)
+		snprintf(buf, len, "%.0f", v);
+	else if (v >= 1 << 30)
+		snprintf(buf, len, "%.2fG", v / (1 << 30));
+	else if (v >= 1 << 20)
+		snprintf(buf, len, "%.1fM", v / (1 << 20));
+	else
+		snprintf(buf, len, "%.0fK", v / 1024);
+}
+
+void plan_fmt_summary(const struct plan_config *cfg, const struct plan *p, size_t i, char *buf,
+		      size_t len)
+{
+	const struct plan_tenant *t = &p->t[i];
+	char cpu[32], mh[24], mm[24];
+	size_t used;
+	int w;
+
+	plan_fmt_cpu_max(t, cpu, sizeof(cpu));
+	plan_fmt_u64(t->mem_high, mh, sizeof(mh));
+	plan_fmt_u64(t->mem_max, mm, sizeof(mm));
+	w = snprintf(buf, len,
+		     "tenant=%s mode=%s x=%.4f share=%.4f bottleneck=%s gap=%.4f write=%d "
+		     "cpu.max=\"%s\" cpu.weight=%llu io.weight=%llu memory.high=%s memory.max=%s",
+		     t->name, plan_mode_name(p->mode), t->x, t->share,
+		     t->bottleneck >= 0 ? cfg->res.name[t->bottleneck] : "-", t->gap, t->write, cpu,
+		     (unsigned long long)t->cpu_weight, (unsigned long long)t->io_weight, mh, mm);
+	used = w > 0 && (size_t)w < len ? (size_t)w : len - 1;
+	for (int d = 0; used < len - 1; d++) {
+		char line[PLAN_IO_LINE_MAX];
+		bool has_disk = false;
+
+		for (size_t r = 0; r < cfg->res.n; r++)
+			has_disk |= cfg->res.disk[r] == d;
+		if (!has_disk)
+			break;
+		if (!plan_fmt_io_max(cfg, t, d, line, sizeof(line)))
+			continue;
+		w = snprintf(buf + used, len - used, " io.max=\"%s\"", line);
+		used = w > 0 && (size_t)w < len - used ? used + (size_t)w : len - 1;
+	}
+	for (size_t r = 0; r < cfg->res.n && used < len - 1; r++) {
+		char a[24], l[24];
+
+		fmt_amount(cfg->res.kind[r], t->alloc[r], a, sizeof(a));
+		fmt_amount(cfg->res.kind[r], t->limit[r], l, sizeof(l));
+		w = snprintf(buf + used, len - used, " %s=%s/%s", cfg->res.name[r], a, l);
+		used = w > 0 && (size_t)w < len - used ? used + (size_t)w : len - 1;
+	}
+}

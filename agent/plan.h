@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The planner: (config, demand estimates, samples, previous plan) -> plan.
+ * A pure function (no I/O, no globals): it builds the policy problem, calls
+ * fs_solve and turns the allocation into the value of every cgroup file.
+ *
+ * Problem (DESIGN.md "The allocation model"): one pool = this host; the
+ * resources of struct fsd_resources (cpu, memory, per disk rbps/wbps[/iops],
+ * net); per-unit demand = the tenant's estimated demand vector, max_tasks = 1,
+ * so x_n in [0, 1] is the fraction of its demand tenant n is granted and
+ * alloc[n][r] = x_n * demand[n][r]. Tenants whose cgroup is missing are left
+ * out of the problem and their files are not touched.
+ *
+ * Bottlenecks: resource r is saturated when sum_n alloc[n][r] >= saturated *
+ * capacity[r].
+ *
+ * Work conservation (limits for resource r):
+ *  - r not saturated: nobody is short of r, so its limit is lifted ("max");
+ *  - r saturated: limit = alloc + the leftover capacity - sum alloc shared
+ *    in proportion to weight (the leftover is small by definition, but
+ *    sharing it keeps sum of limits = capacity);
+ *  then the tenant's configured max caps and min raises the limit.
+ *
+ * Modes (enforce=auto): hard limits while at most one resource is saturated
+ * (the read/write/IOPS resources of one disk count as one device here: io.max
+ * limits each direction on its own, so they do not conflict).
+ * With two or more bottlenecks a single limit vector cannot be fair on all of
+ * them at once as demands move, so the planner switches to priorities: the
+ * minimal-gap rule (fs_minimal_gap; entitlement = weight share, consumption =
+ * usage share) mapped onto cpu.weight and io.weight as
+ *     weight = base * (1 + gap_gain * gap)   for promoted tenants (gap > 0),
+ *     weight = base                          otherwise,
+ * base = base_weight * tenant weight, clamped to [1, 10000]; cpu.max and io.max
+ * are lifted to "max" except the tenant's configured max (safety ceilings).
+ * Memory has no proportional knob, so memory.high/memory.max follow the
+ * limits rules in both modes. enforce=limits|weights force a mode;
+ * enforce=off computes everything but marks no file for writing.
+ *
+ * File values:
+ *  - cpu.max: quota = limit x period (period cpu_period_usec, quota at least
+ *    cpu_quota_min_usec); "max" when lifted or >= the host's capacity;
+ *  - memory.high = limit (page aligned), "max" when lifted;
+ *  - memory.max = max(limit + margin, usage + margin, memory.high), lowered
+ *    by at most mem_step_down of the previous value per period (a previous
+ *    "max" counts as capacity + margin); "max" when memory.high is "max";
+ *  - io.max: one line per disk, rbps/wbps/riops/wiops = the limit of that io
+ *    resource (at least io_min_bps / io_min_iops) or "max".
+ */
+#ifndef FAIRSHARE_AGENT_PLAN_H
+#define FAIRSHARE_AGENT_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "estimate.h"
+#include "policy.h"
+
+#define PLAN_MAX	 UINT64_MAX /* the cgroup value "max" */
+#define PLAN_WEIGHT_MIN	 1
+#define PLAN_WEIGHT_MAX	 10000
+#define PLAN_PAGE	 4096
+#define PLAN_IO_LINE_MAX 160
+#define PLAN_REASON_MAX	 256
+
+enum plan_enforce {
+	PLAN_ENFORCE_AUTO,
+	PLAN_ENFORCE_LIMITS,
+	PLAN_ENFORCE_WEIGHTS,
+	PLAN_ENFORCE_OFF,
+};
+
+enum plan_mode {
+	PLAN_MODE_LIMITS,
+	PLAN_MODE_WEIGHTS,
+	PLAN_MODE_OFF,
+};
+
+const char *plan_mode_name(enum plan_mode m); /* "limits", "weights", "off" */
+
+struct plan_config {
+	struct fsd_resources res;
+	enum fs_rule rule; /* FS_RULE_PSDSF or FS_RULE_NJC */
+	enum plan_enforce enforce;
+	uint64_t cpu_period_usec;    /* cpu.max period */
+	uint64_t cpu_quota_min_usec; /* cpu.max quota floor */
+	uint64_t mem_margin;	     /* bytes of headroom of memory.max */
+	double mem_step_down;	     /* (0, 1]: max fraction memory.max drops per period */
+	double saturated;	     /* (0, 1]: bottleneck threshold on sum alloc / capacity */
+	unsigned base_weight;	     /* cpu.weight / io.weight of a weight-1 tenant */
+	double gap_gain;	     /* >= 0: weight boost per unit of minimal gap */
+	uint64_t io_min_bps;	     /* floor of io.max rbps/wbps */
+	uint64_t io_min_iops;	     /* floor of io.max riops/wiops */
+};
+
+/* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB, step 25 %,
+ * saturated 0.99, base weight 100, gain 9, io floors 64 KiB/s and 10 ops/s.
+ * res is emptied, rule psdsf, enforce auto. */
+void plan_config_default(struct plan_config *cfg);
+
+struct plan_tenant_in {
+	const char *name;
+	double weight;		    /* > 0 */
+	bool present;		    /* the cgroup exists (sampled this period) */
+	double demand[FSD_MAX_RES]; /* estimate, > 0 somewhere */
+	double usage[FSD_MAX_RES];  /* this period's use */
+	double min[FSD_MAX_RES];    /* configured floor of the limit, NaN = none */
+	double max[FSD_MAX_RES];    /* configured cap of the limit, NaN = none */
+};
+
+/* Zero usage, NaN min/max, weight 1, present. */
+void plan_tenant_in_init(struct plan_tenant_in *t, const char *name);
+
+struct plan_tenant {
+	char name[64];
+	bool write; /* false: leave this tenant's files alone */
+	/* target values; PLAN_MAX = "max" */
+	uint64_t cpu_quota_usec, cpu_period_usec;
+	uint64_t cpu_weight, io_weight;
+	uint64_t mem_high, mem_max;
+	uint64_t io[FSD_MAX_RES]; /* io resources: rbps/wbps/riops/wiops value */
+	/* diagnostics */
+	bool in_problem;	   /* present and solved */
+	double x;		   /* fraction of demand granted */
+	double share;		   /* the rule's share (see fs_tenant_result) */
+	int bottleneck;		   /* resource index or FS_NO_RESOURCE */
+	double alloc[FSD_MAX_RES]; /* x * demand */
+	double limit[FSD_MAX_RES]; /* after work conservation, caps; INFINITY = max */
+	double gap;		   /* minimal gap (0 when no bottleneck) */
+	int gap_resource;	   /* where it occurs, or FS_NO_RESOURCE */
+	bool promoted;
+};
+
+struct plan {
+	size_t n_tenants;
+	struct plan_tenant *t;
+	enum plan_mode mode;
+	bool mode_changed; /* differs from the previous plan (or first plan) */
+	char mode_reason[PLAN_REASON_MAX];
+	bool saturated[FSD_MAX_RES];
+	size_t n_saturated;   /* saturated resources */
+	size_t n_bottlenecks; /* saturated devices: cpu, memory, each disk, net */
+	int iterations;	      /* solver iterations */
+};
+
+/*
+ * Builds the plan for in[0..n). prev (may be NULL) supplies the previous
+ * memory.max of each tenant (matched by name) and the previous mode. out is
+ * initialised here; free it with plan_free even on error. 0, or -EINVAL /
+ * -ENOMEM / the solver's error with err filled.
+ */
+int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tenant_in *in,
+		 const struct plan *prev, struct plan *out, struct fs_error *err);
+void plan_free(struct plan *p);
+
+/* The policy problem of the present tenants (exposed for tests / fairctl). */
+struct plan_problem {
+	struct fs_problem p;
+	double *capacity, *demand, *max_tasks, *weight;
+	const char **tenant_names, **resource_names;
+	size_t *index; /* problem tenant -> index into in[] */
+};
+
+int plan_problem_build(const struct plan_config *cfg, size_t n, const struct plan_tenant_in *in,
+		       struct plan_problem *pp);
+void plan_problem_free(struct plan_problem *pp);
+
+/* File values as the kernel reads them. */
+void plan_fmt_u64(uint64_t v, char *buf, size_t len); /* "max" or the number */
+void plan_fmt_cpu_max(const struct plan_tenant *t, char *buf, size_t len);
+/*
+ * The io.max line of disk index `disk` ("254:0 rbps=1048576 wbps=max"), with
+ * the keys of the io resources configured on that disk. Returns false when
+ * the config has no io resource on that disk.
+ */
+bool plan_fmt_io_max(const struct plan_config *cfg, const struct plan_tenant *t, int disk,
+		     char *buf, size_t len);
+
+/* One line per tenant: "TENANT x=0.500 cpu=... memory=... mode=..." (for logs and --once). */
+void plan_fmt_summary(const struct plan_config *cfg, const struct plan *p, size_t i, char *buf,
+		      size_t len);
+
+#endif /* FAIRSHARE_AGENT_PLAN_H */

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sampling: per tenant per period, what each tenant used.
+ *
+ * A backend is an ops struct (open/sample/close) so that an eBPF backend can
+ * plug in next to the cgroupfs one and fill what cgroupfs cannot see
+ * (runqueue wait, network bytes). Any number a backend cannot provide is NAN
+ * ("unknown"); check with isnan(). A rate over the period is NAN on the first
+ * sample of a cgroup and on the period after a counter went backwards (the
+ * cgroup was recreated): the baseline is reset then, and `reset` is set.
+ *
+ * Units: cores = CPU-seconds per wall second; bytes; bytes/s; ops/s; counts
+ * per period; microseconds per period; PSI averages in percent (0..100).
+ */
+#ifndef FAIRSHARE_SAMPLE_H
+#define FAIRSHARE_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent_conf.h" /* struct fs_devnum, FS_CONF_MAX_DISKS */
+#include "agent_log.h"
+
+/* One pressure file over the period. */
+struct fs_psi_sample {
+	double some_avg10; /* percent, kernel's 10 s average at sample time */
+	double full_avg10; /* percent; NAN when the kernel has no "full" line */
+	double some_us;	   /* stall time during the period, microseconds (delta) */
+	double full_us;	   /* microseconds (delta); NAN without "full" */
+};
+
+struct fs_io_sample {
+	double rbps, wbps;   /* bytes/s over the period */
+	double riops, wiops; /* completed ops/s over the period */
+};
+
+struct fs_tenant_sample {
+	bool present; /* the cgroup exists; false: every other field is NAN/0 */
+	bool reset;   /* baseline (re)started this period: rates and deltas NAN */
+
+	/* cpu.stat */
+	double cpu_cores;	 /* usage_usec delta / period: cores */
+	double cpu_throttled_us; /* throttled_usec delta, microseconds in the period */
+	double cpu_nr_throttled; /* nr_throttled delta, count in the period */
+	double cpu_nr_periods;	 /* nr_periods delta, count in the period */
+	double cpu_runq_wait;	 /* runqueue wait, cores-equivalent (wait-seconds per
+				    second); NAN for cgroupfs (eBPF only) */
+
+	/* memory.current and memory.stat: gauges at sample time, bytes */
+	double mem_current;
+	double mem_anon, mem_file;
+	double mem_active_anon, mem_inactive_anon;
+	double mem_active_file, mem_inactive_file;
+
+	/* memory.events: deltas in the period, counts */
+	double mem_ev_high, mem_ev_max, mem_ev_oom, mem_ev_oom_kill;
+
+	/* *.pressure; all NAN when the kernel has no PSI (CONFIG_PSI=n or psi=0) */
+	struct fs_psi_sample psi_cpu, psi_mem, psi_io;
+
+	/* io.stat, one per configured disk, same order as fs_sampler_config.disks */
+	struct fs_io_sample io[FS_CONF_MAX_DISKS];
+
+	/* network bytes/s over the period; NAN for cgroupfs (eBPF only) */
+	double net_rx_bps, net_tx_bps;
+};
+
+struct fs_sampler_config {
+	const char *cgroup_root; /* directory the cgroup paths are relative to */
+	size_t n_tenants;
+	const char *const *cgroups;    /* [n_tenants] normalised relative paths */
+	size_t n_disks;		       /* <= FS_CONF_MAX_DISKS */
+	const struct fs_devnum *disks; /* [n_disks] whole disks, as in io.stat */
+	fs_log_fn log;		       /* may be NULL */
+	void *log_ctx;
+};
+
+struct fs_sampler_ops {
+	const char *name; /* "cgroupfs", "bpf" */
+	/* Copies what it needs from cfg. *state is the backend's. 0 or -errno. */
+	int (*open)(void **state, const struct fs_sampler_config *cfg);
+	/*
+	 * Fills out[0..n_tenants-1]. now_us is a CLOCK_MONOTONIC time in
+	 * microseconds (the caller passes it so tests control the period).
+	 * A vanished cgroup is not an error (present = false). Returns 0, or
+	 * -errno only when nothing could be sampled (e.g. root unreadable).
+	 */
+	int (*sample)(void *state, uint64_t now_us, struct fs_tenant_sample *out);
+	void (*close)(void *state);
+};
+
+extern const struct fs_sampler_ops fs_sampler_cgroupfs;
+
+/* Sets every double of s to NAN and the bools to false. */
+void fs_tenant_sample_unknown(struct fs_tenant_sample *s);
+
+#endif /* FAIRSHARE_SAMPLE_H */

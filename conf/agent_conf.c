@@ -1,0 +1,872 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fairshare.conf: collect every key with its line (pass 1, inside the inih
+ * callback), then resolve and validate everything against the collected
+ * values (pass 2), so that errors that need the whole file (percentages of
+ * capacities, overlapping cgroups) still point at a line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_conf.h"
+#include "ini_limits.h"
+
+#define MAX_TENANTS 1024
+
+struct raw_value {
+	char *text; /* NULL = key not given */
+	int line;
+};
+
+struct raw_tenant {
+	char name[FS_CONF_NAME_MAX];
+	int line;
+	struct raw_value cgroup, weight, demand, min, max;
+};
+
+struct raw_disk {
+	char name[FS_CONF_NAME_MAX];
+	struct raw_value v;
+};
+
+enum section_kind { SEC_NONE, SEC_AGENT, SEC_RESOURCES, SEC_TENANT };
+
+struct raw_conf {
+	const char *path;
+	enum section_kind sec;
+	bool seen_agent, seen_resources;
+	/* [agent] */
+	struct raw_value interval, policy, enforce, cgroup_root, on_exit, socket, state_dir,
+	    metrics_file;
+	/* [resources] */
+	struct raw_value cpu, memory, memory_reserve, net;
+	size_t n_disks;
+	struct raw_disk disks[FS_CONF_MAX_DISKS];
+	size_t n_tenants, cap_tenants;
+	struct raw_tenant *tenants;
+};
+
+static void raw_free(struct raw_conf *rc)
+{
+	struct raw_value *agent_vals[] = {&rc->interval,    &rc->policy,	 &rc->enforce,
+					  &rc->cgroup_root, &rc->on_exit,	 &rc->socket,
+					  &rc->state_dir,   &rc->metrics_file,	 &rc->cpu,
+					  &rc->memory,	    &rc->memory_reserve, &rc->net};
+
+	for (size_t i = 0; i < sizeof(agent_vals) / sizeof(agent_vals[0]); i++)
+		free(agent_vals[i]->text);
+	for (size_t i = 0; i < rc->n_disks; i++)
+		free(rc->disks[i].v.text);
+	for (size_t i = 0; i < rc->n_tenants; i++) {
+		struct raw_tenant *t = &rc->tenants[i];
+
+		free(t->cgroup.text);
+		free(t->weight.text);
+		free(t->demand.text);
+		free(t->min.text);
+		free(t->max.text);
+	}
+	free(rc->tenants);
+}
+
+static bool valid_name(const char *s)
+{
+	if (!*s || strlen(s) >= FS_CONF_NAME_MAX)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+			return false;
+	return true;
+}
+
+static int set_value(struct raw_conf *rc, struct raw_value *v, const char *name, const char *value,
+		     int line, struct conf_error *err)
+{
+	if (v->text)
+		return conf_error_set(err, -EINVAL, rc->path, line,
+				      "duplicate key '%s' (first set on line %d)", name, v->line);
+	/* metrics_file = (empty) is the documented "none". */
+	if (!*value && strcmp(name, "metrics_file") != 0)
+		return conf_error_set(err, -EINVAL, rc->path, line, "empty value for '%s'", name);
+	v->text = strdup(value);
+	if (!v->text)
+		return conf_error_set(err, -ENOMEM, rc->path, line, "out of memory");
+	v->line = line;
+	return 0;
+}
+
+static int on_section(struct raw_conf *rc, const char *section, int line, struct conf_error *err)
+{
+	if (strcmp(section, "agent") == 0) {
+		if (rc->seen_agent)
+			return conf_error_set(err, -EINVAL, rc->path, line,
+					      "duplicate section [agent]");
+		rc->seen_agent = true;
+		rc->sec = SEC_AGENT;
+		return 0;
+	}
+	if (strcmp(section, "resources") == 0) {
+		if (rc->seen_resources)
+			return conf_error_set(err, -EINVAL, rc->path, line,
+					      "duplicate section [resources]");
+		rc->seen_resources = true;
+		rc->sec = SEC_RESOURCES;
+		return 0;
+	}
+	if (strncmp(section, "tenant.", 7) == 0) {
+		const char *name = section + 7;
+		struct raw_tenant *t;
+
+		if (!valid_name(name))
+			return conf_error_set(err, -EINVAL, rc->path, line,
+					      "bad tenant name '%s' (letters, digits, '_', '-')",
+					      name);
+		for (size_t i = 0; i < rc->n_tenants; i++)
+			if (strcmp(rc->tenants[i].name, name) == 0)
+				return conf_error_set(
+				    err, -EINVAL, rc->path, line,
+				    "duplicate section [tenant.%s] (first on line %d)", name,
+				    rc->tenants[i].line);
+		if (rc->n_tenants == MAX_TENANTS)
+			return conf_error_set(err, -E2BIG, rc->path, line,
+					      "too many tenants (at most %d)", MAX_TENANTS);
+		if (rc->n_tenants == rc->cap_tenants) {
+			size_t cap = rc->cap_tenants ? rc->cap_tenants * 2 : 8;
+			struct raw_tenant *nt = realloc(rc->tenants, cap * sizeof(*nt));
+
+			if (!nt)
+				return conf_error_set(err, -ENOMEM, rc->path, line,
+						      "out of memory");
+			rc->tenants = nt;
+			rc->cap_tenants = cap;
+		}
+		t = &rc->tenants[rc->n_tenants++];
+		memset(t, 0, sizeof(*t));
+		snprintf(t->name, sizeof(t->name), "%s", name);
+		t->line = line;
+		rc->sec = SEC_TENANT;
+		return 0;
+	}
+	return conf_error_set(err, -EINVAL, rc->path, line,
+			      "unknown section [%s] (expected [agent], [resources], [tenant.NAME])",
+			      section);
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value, int line,
+		  struct conf_error *err)
+{
+	struct raw_conf *rc = user;
+
+	if (!name)
+		return on_section(rc, section, line, err);
+	if (rc->sec == SEC_AGENT) {
+		static const struct {
+			const char *name;
+			size_t off;
+		} keys[] = {
+		    {"interval", offsetof(struct raw_conf, interval)},
+		    {"policy", offsetof(struct raw_conf, policy)},
+		    {"enforce", offsetof(struct raw_conf, enforce)},
+		    {"cgroup_root", offsetof(struct raw_conf, cgroup_root)},
+		    {"on_exit", offsetof(struct raw_conf, on_exit)},
+		    {"socket", offsetof(struct raw_conf, socket)},
+		    {"state_dir", offsetof(struct raw_conf, state_dir)},
+		    {"metrics_file", offsetof(struct raw_conf, metrics_file)},
+		};
+
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (strcmp(name, keys[i].name) == 0)
+				return set_value(rc, (struct raw_value *)((char *)rc + keys[i].off),
+						 name, value, line, err);
+		return conf_error_set(err, -EINVAL, rc->path, line, "unknown key '%s' in [agent]",
+				      name);
+	}
+	if (rc->sec == SEC_RESOURCES) {
+		if (strcmp(name, "cpu") == 0)
+			return set_value(rc, &rc->cpu, name, value, line, err);
+		if (strcmp(name, "memory") == 0)
+			return set_value(rc, &rc->memory, name, value, line, err);
+		if (strcmp(name, "memory_reserve") == 0)
+			return set_value(rc, &rc->memory_reserve, name, value, line, err);
+		if (strcmp(name, "net") == 0)
+			return set_value(rc, &rc->net, name, value, line, err);
+		if (strncmp(name, "io.", 3) == 0) {
+			struct raw_disk *d;
+
+			if (!valid_name(name + 3))
+				return conf_error_set(
+				    err, -EINVAL, rc->path, line,
+				    "bad disk name '%s' (letters, digits, '_', '-')", name + 3);
+			for (size_t i = 0; i < rc->n_disks; i++)
+				if (strcmp(rc->disks[i].name, name + 3) == 0)
+					return set_value(rc, &rc->disks[i].v, name, value, line,
+							 err);
+			if (rc->n_disks == FS_CONF_MAX_DISKS)
+				return conf_error_set(err, -E2BIG, rc->path, line,
+						      "too many io.* disks (at most %d)",
+						      FS_CONF_MAX_DISKS);
+			d = &rc->disks[rc->n_disks++];
+			memset(d, 0, sizeof(*d));
+			snprintf(d->name, sizeof(d->name), "%s", name + 3);
+			return set_value(rc, &d->v, name, value, line, err);
+		}
+		return conf_error_set(err, -EINVAL, rc->path, line,
+				      "unknown key '%s' in [resources]", name);
+	}
+	if (rc->sec == SEC_TENANT) {
+		struct raw_tenant *t = &rc->tenants[rc->n_tenants - 1];
+
+		if (strcmp(name, "cgroup") == 0)
+			return set_value(rc, &t->cgroup, name, value, line, err);
+		if (strcmp(name, "weight") == 0)
+			return set_value(rc, &t->weight, name, value, line, err);
+		if (strcmp(name, "demand") == 0)
+			return set_value(rc, &t->demand, name, value, line, err);
+		if (strcmp(name, "min") == 0)
+			return set_value(rc, &t->min, name, value, line, err);
+		if (strcmp(name, "max") == 0)
+			return set_value(rc, &t->max, name, value, line, err);
+		return conf_error_set(err, -EINVAL, rc->path, line,
+				      "unknown key '%s' in [tenant.%s]", name, t->name);
+	}
+	return conf_error_set(err, -EINVAL, rc->path, line, "key '%s' outside of any section",
+			      name);
+}
+
+/* ---- pass 2: resolve and validate ---------------------------------------- */
+
+static int copy_path(const char *path, const struct raw_value *v, const char *key, char *out,
+		     size_t len, const char *def, bool optional, struct conf_error *err)
+{
+	const char *s = v->text ? v->text : def;
+
+	if (!s) {
+		out[0] = '\0';
+		return 0;
+	}
+	if (optional && !*s) {
+		out[0] = '\0';
+		return 0;
+	}
+	if (s[0] != '/')
+		return conf_error_set(err, -EINVAL, path, v->line, "%s must be an absolute path",
+				      key);
+	if (strlen(s) >= len)
+		return conf_error_set(err, -ENAMETOOLONG, path, v->line, "%s is too long", key);
+	snprintf(out, len, "%s", s);
+	return 0;
+}
+
+static int resolve_agent(const struct raw_conf *rc, struct fs_conf *c, struct conf_error *err)
+{
+	struct fs_conf_agent *a = &c->agent;
+	int r;
+
+	a->interval_us = 1000000;
+	if (rc->interval.text) {
+		if (fs_parse_duration(rc->interval.text, &a->interval_us) < 0)
+			return conf_error_set(err, -EINVAL, rc->path, rc->interval.line,
+					      "bad interval '%s' (e.g. 1s, 500ms)",
+					      rc->interval.text);
+		if (a->interval_us < 100000 || a->interval_us > 600000000)
+			return conf_error_set(err, -EINVAL, rc->path, rc->interval.line,
+					      "interval '%s' out of range (100ms to 10m)",
+					      rc->interval.text);
+	}
+	a->policy = FS_CONF_POLICY_PSDSF;
+	if (rc->policy.text) {
+		if (strcmp(rc->policy.text, "psdsf") == 0)
+			a->policy = FS_CONF_POLICY_PSDSF;
+		else if (strcmp(rc->policy.text, "njc") == 0)
+			a->policy = FS_CONF_POLICY_NJC;
+		else
+			return conf_error_set(err, -EINVAL, rc->path, rc->policy.line,
+					      "unknown policy '%s' (psdsf or njc)",
+					      rc->policy.text);
+	}
+	a->enforce = FS_ENFORCE_AUTO;
+	if (rc->enforce.text) {
+		static const char *const names[] = {"auto", "limits", "weights", "off"};
+		bool found = false;
+
+		for (int i = 0; i < 4; i++) {
+			if (strcmp(rc->enforce.text, names[i]) == 0) {
+				a->enforce = (enum fs_conf_enforce)i;
+				found = true;
+			}
+		}
+		if (!found)
+			return conf_error_set(err, -EINVAL, rc->path, rc->enforce.line,
+					      "unknown enforce '%s' (auto, limits, weights or off)",
+					      rc->enforce.text);
+	}
+	a->on_exit = FS_ON_EXIT_RESTORE;
+	if (rc->on_exit.text) {
+		if (strcmp(rc->on_exit.text, "restore") == 0)
+			a->on_exit = FS_ON_EXIT_RESTORE;
+		else if (strcmp(rc->on_exit.text, "keep") == 0)
+			a->on_exit = FS_ON_EXIT_KEEP;
+		else
+			return conf_error_set(err, -EINVAL, rc->path, rc->on_exit.line,
+					      "unknown on_exit '%s' (restore or keep)",
+					      rc->on_exit.text);
+	}
+	r = copy_path(rc->path, &rc->cgroup_root, "cgroup_root", a->cgroup_root,
+		      sizeof(a->cgroup_root), "/sys/fs/cgroup", false, err);
+	if (r == 0)
+		r = copy_path(rc->path, &rc->socket, "socket", a->socket, sizeof(a->socket),
+			      "/run/fairshare/control.sock", false, err);
+	if (r == 0)
+		r = copy_path(rc->path, &rc->state_dir, "state_dir", a->state_dir,
+			      sizeof(a->state_dir), "/run/fairshare", false, err);
+	if (r == 0)
+		r = copy_path(rc->path, &rc->metrics_file, "metrics_file", a->metrics_file,
+			      sizeof(a->metrics_file), NULL, true, err);
+	return r;
+}
+
+static int read_small_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return 0;
+}
+
+static int auto_cpus(const char *cgroup_root, const struct fs_conf_env *env, double *out)
+{
+	char path[PATH_MAX + 32], buf[4096];
+	unsigned n;
+	long sc;
+
+	snprintf(path, sizeof(path), "%s/cpuset.cpus.effective", cgroup_root);
+	if (read_small_file(path, buf, sizeof(buf)) == 0 && fs_parse_cpu_list_count(buf, &n) == 0 &&
+	    n > 0) {
+		*out = n;
+		return 0;
+	}
+	sc = env && env->ncpus_fallback > 0 ? env->ncpus_fallback : sysconf(_SC_NPROCESSORS_ONLN);
+	if (sc <= 0)
+		return -ENODEV;
+	*out = (double)sc;
+	return 0;
+}
+
+static int auto_memory(const struct fs_conf_env *env, uint64_t *out)
+{
+	const char *path = env && env->meminfo_path ? env->meminfo_path : "/proc/meminfo";
+	char buf[8192];
+	const char *p;
+	unsigned long long kb;
+	int r = read_small_file(path, buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
+	p = strstr(buf, "MemTotal:");
+	if (!p || sscanf(p, "MemTotal: %llu kB", &kb) != 1 || kb == 0)
+		return -EINVAL;
+	*out = (uint64_t)kb * 1024;
+	return 0;
+}
+
+static int add_resource(struct fs_conf *c, const char *name, enum fs_res_kind kind, int disk,
+			double capacity)
+{
+	struct fs_resource *res = &c->resources[c->n_resources];
+
+	snprintf(res->name, sizeof(res->name), "%s", name);
+	res->kind = kind;
+	res->disk = disk;
+	res->capacity = capacity;
+	res->enforced = kind != FS_RES_NET;
+	return (int)c->n_resources++;
+}
+
+static char *next_field(char **p)
+{
+	char *s = *p, *start;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!*s)
+		return NULL;
+	start = s;
+	while (*s && *s != ' ' && *s != '\t')
+		s++;
+	if (*s)
+		*s++ = '\0';
+	*p = s;
+	return start;
+}
+
+static int resolve_disk(const struct raw_conf *rc, const struct fs_conf_env *env,
+			const struct raw_disk *rd, struct fs_disk *d, struct conf_error *err)
+{
+	char buf[256], msg[256];
+	char *p = buf, *f[6];
+	int n = 0, r;
+
+	snprintf(buf, sizeof(buf), "%s", rd->v.text);
+	while (n < 6 && (f[n] = next_field(&p)))
+		n++;
+	if (n != 3 && n != 5)
+		return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
+				      "io.%s: expected DEVICE RBPS WBPS [RIOPS WIOPS]", rd->name);
+	snprintf(d->name, sizeof(d->name), "%s", rd->name);
+	snprintf(d->device, sizeof(d->device), "%s", f[0]);
+	d->line = rd->v.line;
+	if (fs_parse_io_rate(f[1], &d->rbps) < 0 || d->rbps <= 0)
+		return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
+				      "io.%s: bad read rate '%s' (e.g. 200M, 1.5Gi)", rd->name,
+				      f[1]);
+	if (fs_parse_io_rate(f[2], &d->wbps) < 0 || d->wbps <= 0)
+		return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
+				      "io.%s: bad write rate '%s' (e.g. 200M, 1.5Gi)", rd->name,
+				      f[2]);
+	if (n == 5) {
+		if (fs_parse_iops(f[3], &d->riops) < 0 || d->riops <= 0)
+			return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
+					      "io.%s: bad read IOPS '%s' (e.g. 20K)", rd->name,
+					      f[3]);
+		if (fs_parse_iops(f[4], &d->wiops) < 0 || d->wiops <= 0)
+			return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
+					      "io.%s: bad write IOPS '%s' (e.g. 20K)", rd->name,
+					      f[4]);
+	}
+	r = fs_conf_resolve_disk(env ? env->sysfs_root : NULL, f[0], &d->dev, msg, sizeof(msg));
+	if (r < 0)
+		return conf_error_set(err, r, rc->path, rd->v.line, "io.%s: %s", rd->name, msg);
+	return 0;
+}
+
+static int resolve_resources(const struct raw_conf *rc, const struct fs_conf_env *env,
+			     struct fs_conf *c, struct conf_error *err)
+{
+	char name[FS_CONF_NAME_MAX + 8];
+	int r;
+
+	if (!rc->cpu.text || strcmp(rc->cpu.text, "auto") == 0) {
+		c->cpu_auto = true;
+		r = auto_cpus(c->agent.cgroup_root, env, &c->cpu_cores);
+		if (r < 0)
+			return conf_error_set(err, r, rc->path, rc->cpu.line,
+					      "cpu = auto: cannot count CPUs; set cpu = N");
+	} else if (fs_parse_number(rc->cpu.text, &c->cpu_cores) < 0 || c->cpu_cores <= 0) {
+		return conf_error_set(err, -EINVAL, rc->path, rc->cpu.line,
+				      "bad cpu '%s' (auto or a number of cores > 0)", rc->cpu.text);
+	}
+	if (!rc->memory.text || strcmp(rc->memory.text, "auto") == 0) {
+		c->memory_auto = true;
+		r = auto_memory(env, &c->memory_total);
+		if (r < 0)
+			return conf_error_set(
+			    err, r, rc->path, rc->memory.line,
+			    "memory = auto: cannot read MemTotal; set memory = SIZE");
+	} else if (fs_parse_size(rc->memory.text, &c->memory_total) < 0 || c->memory_total == 0) {
+		return conf_error_set(err, -EINVAL, rc->path, rc->memory.line,
+				      "bad memory '%s' (auto or a size such as 16Gi)",
+				      rc->memory.text);
+	}
+	if (rc->memory_reserve.text) {
+		if (fs_parse_size(rc->memory_reserve.text, &c->memory_reserve) < 0)
+			return conf_error_set(err, -EINVAL, rc->path, rc->memory_reserve.line,
+					      "bad memory_reserve '%s' (a size such as 512Mi)",
+					      rc->memory_reserve.text);
+		if (c->memory_reserve >= c->memory_total)
+			return conf_error_set(err, -EINVAL, rc->path, rc->memory_reserve.line,
+					      "memory_reserve %s is not below memory (%llu bytes)",
+					      rc->memory_reserve.text,
+					      (unsigned long long)c->memory_total);
+	}
+	if (rc->net.text && (fs_parse_net_rate(rc->net.text, &c->net_rate) < 0 || c->net_rate <= 0))
+		return conf_error_set(err, -EINVAL, rc->path, rc->net.line,
+				      "bad net '%s' (a rate with bit or B, e.g. 10Gbit, 1.25GB)",
+				      rc->net.text);
+
+	c->res_cpu = add_resource(c, "cpu", FS_RES_CPU, -1, c->cpu_cores);
+	c->res_memory = add_resource(c, "memory", FS_RES_MEMORY, -1,
+				     (double)(c->memory_total - c->memory_reserve));
+	c->n_disks = rc->n_disks;
+	for (size_t i = 0; i < rc->n_disks; i++) {
+		struct fs_disk *d = &c->disks[i];
+		static const char *const suffix[] = {"rbps", "wbps", "riops", "wiops"};
+
+		r = resolve_disk(rc, env, &rc->disks[i], d, err);
+		if (r < 0)
+			return r;
+		for (size_t j = 0; j < i; j++)
+			if (c->disks[j].dev.major == d->dev.major &&
+			    c->disks[j].dev.minor == d->dev.minor)
+				return conf_error_set(err, -EINVAL, rc->path, d->line,
+						      "io.%s is the same disk (%u:%u) as io.%s",
+						      d->name, d->dev.major, d->dev.minor,
+						      c->disks[j].name);
+		for (int k = 0; k < FS_IO__COUNT; k++) {
+			double cap = k == FS_IO_RBPS	? d->rbps
+				     : k == FS_IO_WBPS	? d->wbps
+				     : k == FS_IO_RIOPS ? d->riops
+							: d->wiops;
+
+			d->res[k] = -1;
+			if (cap <= 0)
+				continue;
+			snprintf(name, sizeof(name), "io.%s.%s", d->name, suffix[k]);
+			d->res[k] = add_resource(c, name, (enum fs_res_kind)(FS_RES_IO_RBPS + k),
+						 (int)i, cap);
+		}
+	}
+	c->res_net = rc->net.text ? add_resource(c, "net", FS_RES_NET, -1, c->net_rate) : -1;
+	return 0;
+}
+
+/* Parses one amount of a vector entry into an absolute value. */
+static int parse_amount(const struct fs_conf *c, int res, const char *s, double *out)
+{
+	const struct fs_resource *r = &c->resources[res];
+	double v;
+	uint64_t u;
+
+	if (fs_parse_percent(s, &v) == 0) {
+		*out = v * r->capacity;
+		return 0;
+	}
+	switch (r->kind) {
+	case FS_RES_CPU:
+		return fs_parse_number(s, out);
+	case FS_RES_MEMORY:
+		if (fs_parse_size(s, &u) < 0)
+			return -EINVAL;
+		*out = (double)u;
+		return 0;
+	case FS_RES_IO_RBPS:
+	case FS_RES_IO_WBPS:
+		return fs_parse_io_rate(s, out);
+	case FS_RES_IO_RIOPS:
+	case FS_RES_IO_WIOPS:
+		return fs_parse_iops(s, out);
+	case FS_RES_NET:
+		return fs_parse_net_rate(s, out);
+	}
+	return -EINVAL;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return s;
+}
+
+/* "cpu 2, memory 4G, io.disk0 50M/20M" into vec[] (NAN = not given). */
+static int parse_vector(const struct raw_conf *rc, const struct fs_conf *c, const char *key,
+			const struct raw_value *v, double *vec, struct conf_error *err)
+{
+	char buf[256];
+	char *save = NULL, *entry;
+	bool seen[FS_CONF_MAX_RES] = {false};
+
+	for (size_t i = 0; i < FS_CONF_MAX_RES; i++)
+		vec[i] = NAN;
+	if (!v->text)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", v->text);
+	for (entry = strtok_r(buf, ",", &save); entry; entry = strtok_r(NULL, ",", &save)) {
+		char *p = trim(entry), *res, *amount;
+		int idx[FS_IO__COUNT], n_idx = 0;
+
+		res = p;
+		p += strcspn(p, " \t");
+		if (*p)
+			*p++ = '\0';
+		amount = trim(p);
+		if (!*res || !*amount)
+			return conf_error_set(err, -EINVAL, rc->path, v->line,
+					      "%s: expected 'RESOURCE AMOUNT' entries, got '%s'",
+					      key, res);
+		if (strcmp(res, "cpu") == 0) {
+			idx[n_idx++] = c->res_cpu;
+		} else if (strcmp(res, "memory") == 0) {
+			idx[n_idx++] = c->res_memory;
+		} else if (strcmp(res, "net") == 0) {
+			if (c->res_net < 0)
+				return conf_error_set(err, -EINVAL, rc->path, v->line,
+						      "%s: net is not configured in [resources]",
+						      key);
+			idx[n_idx++] = c->res_net;
+		} else if (strncmp(res, "io.", 3) == 0) {
+			const struct fs_disk *d = NULL;
+
+			for (size_t i = 0; i < c->n_disks; i++)
+				if (strcmp(c->disks[i].name, res + 3) == 0)
+					d = &c->disks[i];
+			if (!d)
+				return conf_error_set(err, -EINVAL, rc->path, v->line,
+						      "%s: unknown disk '%s' (not in [resources])",
+						      key, res);
+			for (int k = 0; k < FS_IO__COUNT; k++)
+				idx[n_idx++] = d->res[k];
+		} else {
+			return conf_error_set(err, -EINVAL, rc->path, v->line,
+					      "%s: unknown resource '%s'", key, res);
+		}
+		if (seen[idx[0]])
+			return conf_error_set(err, -EINVAL, rc->path, v->line,
+					      "%s: '%s' given twice", key, res);
+		seen[idx[0]] = true;
+		if (n_idx == 1) {
+			if (parse_amount(c, idx[0], amount, &vec[idx[0]]) < 0)
+				return conf_error_set(err, -EINVAL, rc->path, v->line,
+						      "%s: bad amount '%s' for %s", key, amount,
+						      res);
+			continue;
+		}
+		{
+			char *parts[FS_IO__COUNT + 1];
+			char *q = amount;
+			int np = 0;
+
+			while (np <= FS_IO__COUNT && q) {
+				parts[np++] = q;
+				q = strchr(q, '/');
+				if (q)
+					*q++ = '\0';
+			}
+			if (q || (np != 2 && np != 4))
+				return conf_error_set(
+				    err, -EINVAL, rc->path, v->line,
+				    "%s: %s wants READ/WRITE[/RIOPS/WIOPS], got '%s'", key, res,
+				    amount);
+			for (int k = 0; k < np; k++) {
+				char *part = trim(parts[k]);
+
+				if (strcmp(part, "-") == 0)
+					continue;
+				if (idx[k] < 0)
+					return conf_error_set(
+					    err, -EINVAL, rc->path, v->line,
+					    "%s: %s has no IOPS capacity in [resources]", key, res);
+				if (parse_amount(c, idx[k], part, &vec[idx[k]]) < 0)
+					return conf_error_set(err, -EINVAL, rc->path, v->line,
+							      "%s: bad amount '%s' for %s", key,
+							      part, res);
+			}
+		}
+	}
+	return 0;
+}
+
+static int resolve_tenants(const struct raw_conf *rc, struct fs_conf *c, struct conf_error *err)
+{
+	if (rc->n_tenants == 0)
+		return conf_error_set(err, -EINVAL, rc->path, 0, "no [tenant.NAME] section");
+	c->tenants = calloc(rc->n_tenants, sizeof(*c->tenants));
+	if (!c->tenants)
+		return conf_error_set(err, -ENOMEM, rc->path, 0, "out of memory");
+	c->n_tenants = rc->n_tenants;
+	for (size_t i = 0; i < rc->n_tenants; i++) {
+		const struct raw_tenant *rt = &rc->tenants[i];
+		struct fs_conf_tenant *t = &c->tenants[i];
+		int r;
+
+		snprintf(t->name, sizeof(t->name), "%s", rt->name);
+		t->line = rt->line;
+		if (!rt->cgroup.text)
+			return conf_error_set(err, -EINVAL, rc->path, rt->line,
+					      "[tenant.%s] has no cgroup", rt->name);
+		if (fs_conf_normalize_cgroup(rt->cgroup.text, t->cgroup, sizeof(t->cgroup)) < 0)
+			return conf_error_set(err, -EINVAL, rc->path, rt->cgroup.line,
+					      "bad cgroup '%s' (a path below cgroup_root, without "
+					      "'.' or '..')",
+					      rt->cgroup.text);
+		for (size_t j = 0; j < i; j++) {
+			const struct fs_conf_tenant *o = &c->tenants[j];
+
+			if (fs_conf_cgroup_within(t->cgroup, o->cgroup) ||
+			    fs_conf_cgroup_within(o->cgroup, t->cgroup))
+				return conf_error_set(
+				    err, -EINVAL, rc->path, rt->cgroup.line,
+				    strcmp(t->cgroup, o->cgroup) == 0
+					? "cgroup '%s' is also tenant %s's (line %d)"
+					: "cgroup '%s' overlaps tenant %s's (line %d); "
+					  "tenants must not nest",
+				    t->cgroup, o->name, rc->tenants[j].cgroup.line);
+		}
+		t->weight = 1;
+		if (rt->weight.text &&
+		    (fs_parse_number(rt->weight.text, &t->weight) < 0 || t->weight <= 0))
+			return conf_error_set(err, -EINVAL, rc->path, rt->weight.line,
+					      "bad weight '%s' (a number > 0)", rt->weight.text);
+		t->has_demand = rt->demand.text != NULL;
+		r = parse_vector(rc, c, "demand", &rt->demand, t->demand, err);
+		if (r == 0)
+			r = parse_vector(rc, c, "min", &rt->min, t->min, err);
+		if (r == 0)
+			r = parse_vector(rc, c, "max", &rt->max, t->max, err);
+		if (r < 0)
+			return r;
+		for (size_t k = 0; k < c->n_resources; k++) {
+			const char *rn = c->resources[k].name;
+
+			if (!isnan(t->max[k]) && t->max[k] <= 0)
+				return conf_error_set(err, -EINVAL, rc->path, rt->max.line,
+						      "max: %s must be > 0", rn);
+			if (!isnan(t->min[k]) && !isnan(t->max[k]) && t->min[k] > t->max[k])
+				return conf_error_set(err, -EINVAL, rc->path, rt->min.line,
+						      "min: %s is above its max (line %d)", rn,
+						      rt->max.line);
+			if (!isnan(t->min[k]) && t->min[k] > c->resources[k].capacity)
+				return conf_error_set(err, -EINVAL, rc->path, rt->min.line,
+						      "min: %s is above the capacity (%g)", rn,
+						      c->resources[k].capacity);
+		}
+	}
+	/* Floors that cannot all be honoured at once are a config error. */
+	for (size_t k = 0; k < c->n_resources; k++) {
+		double sum = 0;
+		int line = 0;
+
+		for (size_t i = 0; i < c->n_tenants; i++) {
+			if (isnan(c->tenants[i].min[k]))
+				continue;
+			sum += c->tenants[i].min[k];
+			line = rc->tenants[i].min.line;
+			if (sum > c->resources[k].capacity * (1 + 1e-9))
+				return conf_error_set(err, -EINVAL, rc->path, line,
+						      "min: the tenants' minimums of %s add up to "
+						      "more than its capacity (%g)",
+						      c->resources[k].name,
+						      c->resources[k].capacity);
+		}
+	}
+	return 0;
+}
+
+int fs_conf_load(const char *path, const struct fs_conf_env *env, struct fs_conf **out, char *err,
+		 size_t errlen)
+{
+	struct raw_conf rc = {.path = path};
+	struct conf_error e = {{0}};
+	struct fs_conf *c = NULL;
+	int r;
+
+	*out = NULL;
+	r = ini_limits_parse(path, on_key, &rc, &e);
+	if (r < 0)
+		goto out;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		r = conf_error_set(&e, -ENOMEM, path, 0, "out of memory");
+		goto out;
+	}
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	r = resolve_agent(&rc, c, &e);
+	if (r == 0)
+		r = resolve_resources(&rc, env, c, &e);
+	if (r == 0)
+		r = resolve_tenants(&rc, c, &e);
+out:
+	raw_free(&rc);
+	if (r < 0) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", e.msg);
+		fs_conf_free(c);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
+void fs_conf_free(struct fs_conf *c)
+{
+	if (!c)
+		return;
+	free(c->tenants);
+	free(c);
+}
+
+int fs_conf_normalize_cgroup(const char *in, char *out, size_t len)
+{
+	size_t o = 0;
+	const char *p = in;
+
+	if (!in || len == 0)
+		return -EINVAL;
+	while (*p) {
+		const char *end;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = p + strcspn(p, "/");
+		n = (size_t)(end - p);
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+				return -EINVAL;
+		if (o + n + (o ? 1 : 0) + 1 > len)
+			return -ENAMETOOLONG;
+		if (o)
+			out[o++] = '/';
+		memcpy(out + o, p, n);
+		o += n;
+		p = end;
+	}
+	if (o == 0)
+		return -EINVAL; /* the root cgroup itself */
+	out[o] = '\0';
+	return 0;
+}
+
+bool fs_conf_cgroup_within(const char *inner, const char *outer)
+{
+	size_t n = strlen(outer);
+
+	return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
+}
+
+int fs_conf_find_resource(const struct fs_conf *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_resources; i++)
+		if (strcmp(c->resources[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int fs_conf_find_tenant(const struct fs_conf *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_tenants; i++)
+		if (strcmp(c->tenants[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *fs_conf_policy_name(enum fs_conf_policy p)
+{
+	return p == FS_CONF_POLICY_NJC ? "njc" : "psdsf";
+}
+
+const char *fs_conf_enforce_name(enum fs_conf_enforce e)
+{
+	static const char *const names[] = {"auto", "limits", "weights", "off"};
+
+	return (unsigned)e < 4 ? names[e] : "?";
+}

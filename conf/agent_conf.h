@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's configuration: /etc/fairshare/fairshare.conf (INI).
+ *
+ * fs_conf_load() parses, resolves (auto capacities, devices) and validates in
+ * one go and returns a fully built, immutable struct fs_conf, or an error
+ * "file:line: message". SIGHUP reload: load the new file into a new struct;
+ * only on success swap it in and free the old one.
+ *
+ * Vector syntax, used by a tenant's demand, min and max keys:
+ *     demand = cpu 2, memory 4G, io.disk0 50M/20M, net 100Mbit
+ *     max    = cpu 50%, io.disk0 -/10M/-/200
+ * A comma-separated list of "RESOURCE AMOUNT":
+ *   cpu AMOUNT        cores, or N% of the cpu capacity
+ *   memory AMOUNT     size (units.h), or N% of the memory capacity
+ *   net AMOUNT        net rate with its mandatory bit/B unit, or N%
+ *   io.NAME R/W[/RIOPS/WIOPS]   NAME as in [resources] io.NAME; R and W are
+ *                     bytes/s (units.h io rates), RIOPS/WIOPS ops/s; each part
+ *                     may be "-" (not given) or N% of that disk's capacity.
+ *                     IOPS parts are only allowed when the disk has IOPS
+ *                     capacities.
+ * A resource may appear once per vector. Amounts not given are NAN in the
+ * resolved arrays (demand: infer it; min: no floor; max: no cap).
+ *
+ * Units of every resolved number are per resource kind (enum fs_res_kind):
+ * cpu = cores, memory = bytes, io bytes = bytes/s, io ops = ops/s,
+ * net = bytes/s.
+ */
+#ifndef FAIRSHARE_AGENT_CONF_H
+#define FAIRSHARE_AGENT_CONF_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "units.h"
+
+#define FS_CONF_DEFAULT_PATH "/etc/fairshare/fairshare.conf"
+#define FS_CONF_NAME_MAX     64 /* tenant and disk names, incl. NUL */
+#define FS_CONF_MAX_DISKS    8
+/* cpu + memory + net + 4 per disk */
+#define FS_CONF_MAX_RES (3 + 4 * FS_CONF_MAX_DISKS)
+
+/* A block device number, always a whole disk after resolution. */
+struct fs_devnum {
+	unsigned major, minor;
+};
+
+enum fs_conf_policy {
+	FS_CONF_POLICY_PSDSF,
+	FS_CONF_POLICY_NJC,
+};
+
+enum fs_conf_enforce {
+	FS_ENFORCE_AUTO,    /* limits where the controller exists, else weights */
+	FS_ENFORCE_LIMITS,  /* cpu.max, memory.high/max, io.max */
+	FS_ENFORCE_WEIGHTS, /* cpu.weight, io.weight only */
+	FS_ENFORCE_OFF,	    /* observe and publish, never write */
+};
+
+enum fs_conf_on_exit {
+	FS_ON_EXIT_RESTORE, /* write back every original value */
+	FS_ON_EXIT_KEEP,    /* leave our last values in place */
+};
+
+struct fs_conf_agent {
+	uint64_t interval_us; /* control period, microseconds; default 1 s */
+	enum fs_conf_policy policy;
+	enum fs_conf_enforce enforce;
+	enum fs_conf_on_exit on_exit;
+	char cgroup_root[PATH_MAX];  /* absolute; default /sys/fs/cgroup */
+	char socket[PATH_MAX];	     /* control socket; default /run/fairshare/control.sock */
+	char state_dir[PATH_MAX];    /* writer state; default /run/fairshare */
+	char metrics_file[PATH_MAX]; /* "" = none */
+};
+
+enum fs_res_kind {
+	FS_RES_CPU,	 /* cores */
+	FS_RES_MEMORY,	 /* bytes */
+	FS_RES_IO_RBPS,	 /* bytes/s read, one disk */
+	FS_RES_IO_WBPS,	 /* bytes/s written, one disk */
+	FS_RES_IO_RIOPS, /* read ops/s, one disk */
+	FS_RES_IO_WIOPS, /* write ops/s, one disk */
+	FS_RES_NET,	 /* bytes/s, rx + tx; measured only (not enforced) */
+};
+
+/* Index into struct fs_disk.res[] by io kind. */
+enum { FS_IO_RBPS, FS_IO_WBPS, FS_IO_RIOPS, FS_IO_WIOPS, FS_IO__COUNT };
+
+/* One dimension of the resource vector (the policy's "resource r"). */
+struct fs_resource {
+	char name[FS_CONF_NAME_MAX + 8]; /* "cpu", "memory", "net", "io.disk0.rbps" ... */
+	enum fs_res_kind kind;
+	int disk;	 /* index into fs_conf.disks for io kinds, else -1 */
+	double capacity; /* > 0, unit by kind (cores, bytes, bytes/s, ops/s) */
+	bool enforced;	 /* false for net: measured and shared, never written */
+};
+
+struct fs_disk {
+	char name[FS_CONF_NAME_MAX]; /* NAME of io.NAME */
+	char device[PATH_MAX];	     /* as written in the file */
+	struct fs_devnum dev;	     /* resolved whole disk (what io.max/io.stat use) */
+	double rbps, wbps;	     /* capacity, bytes/s, > 0 */
+	double riops, wiops;	     /* capacity, ops/s; 0 = not configured */
+	int res[FS_IO__COUNT];	     /* resource index per FS_IO_*, -1 if absent */
+	int line;		     /* source line of its io.NAME key */
+};
+
+struct fs_conf_tenant {
+	char name[FS_CONF_NAME_MAX]; /* NAME of [tenant.NAME] */
+	/* The cgroup need not exist at load time (services start later); a
+	 * missing `cgroup` key, nesting or sharing with another tenant is an
+	 * error. */
+	char cgroup[PATH_MAX]; /* normalised, relative to cgroup_root,
+				  no leading/trailing '/', no '.'/'..' */
+	double weight;	       /* > 0, default 1 (the policy's phi) */
+	bool has_demand;       /* a demand key was given */
+	/* Per resource index, in the resource's unit (percentages already
+	 * resolved against capacity); NAN = not given. */
+	double demand[FS_CONF_MAX_RES];
+	double min[FS_CONF_MAX_RES];
+	double max[FS_CONF_MAX_RES];
+	int line; /* source line of the [tenant.NAME] header */
+};
+
+struct fs_conf {
+	char path[PATH_MAX]; /* file it was read from */
+	struct fs_conf_agent agent;
+
+	/* [resources] as written, before building the vector. */
+	double cpu_cores;	 /* resolved capacity, cores (auto or given) */
+	bool cpu_auto;		 /* cpu = auto */
+	uint64_t memory_total;	 /* bytes (auto = MemTotal, or given) */
+	bool memory_auto;	 /* memory = auto */
+	uint64_t memory_reserve; /* bytes kept for the host; default 0 */
+	double net_rate;	 /* bytes/s; 0 = net not configured */
+
+	size_t n_disks;
+	struct fs_disk disks[FS_CONF_MAX_DISKS];
+
+	/* The resource vector: cpu, memory, then each disk's rbps, wbps
+	 * [, riops, wiops], then net if configured. memory capacity is
+	 * memory_total - memory_reserve. */
+	size_t n_resources;
+	struct fs_resource resources[FS_CONF_MAX_RES];
+	int res_cpu;	/* index of cpu (always 0) */
+	int res_memory; /* index of memory (always 1) */
+	int res_net;	/* index of net, -1 if not configured */
+
+	size_t n_tenants; /* >= 1 */
+	struct fs_conf_tenant *tenants;
+};
+
+/* Where auto-detection looks; NULL members select the real system. */
+struct fs_conf_env {
+	const char *sysfs_root;	  /* NULL: "/sys" (device resolution) */
+	const char *meminfo_path; /* NULL: "/proc/meminfo" (memory = auto) */
+	long ncpus_fallback;	  /* <= 0: sysconf(_SC_NPROCESSORS_ONLN), used when
+				     <cgroup_root>/cpuset.cpus.effective is unreadable */
+};
+
+/*
+ * Parses, resolves and validates path. On success *out is a new config
+ * (free with fs_conf_free) and 0 is returned. On error *out is NULL, err holds
+ * "path:line: message" (line omitted for whole-file problems) and a negative
+ * errno is returned (-EINVAL for content, -ENOENT etc. for an unreadable file).
+ * env may be NULL.
+ */
+int fs_conf_load(const char *path, const struct fs_conf_env *env, struct fs_conf **out, char *err,
+		 size_t errlen);
+void fs_conf_free(struct fs_conf *c);
+
+/*
+ * Resolves a device ("/dev/vda1", "/dev/mapper/x", "254:1") to the whole disk
+ * that io.max accepts: partitions go to their parent, a device-mapper device
+ * with exactly one underlying device goes (recursively) to it. Uses
+ * <sysfs_root>/dev/block/MAJ:MIN. sysfs_root NULL = "/sys". 0 or -errno with
+ * err filled (no file:line prefix).
+ */
+int fs_conf_resolve_disk(const char *sysfs_root, const char *device, struct fs_devnum *out,
+			 char *err, size_t errlen);
+
+/* Normalises a tenant cgroup path into out (see fs_conf_tenant.cgroup):
+ * leading, trailing and repeated '/' are dropped ("/a//b/" -> "a/b", always
+ * relative to cgroup_root). 0, -EINVAL ('.' or '..' components, control
+ * characters, the root itself) or -ENAMETOOLONG. */
+int fs_conf_normalize_cgroup(const char *in, char *out, size_t len);
+
+/* "a/b" is "a" or lies inside it. Both normalised. */
+bool fs_conf_cgroup_within(const char *inner, const char *outer);
+
+/* Index of the resource called name ("cpu", "io.disk0.wbps"), or -1. */
+int fs_conf_find_resource(const struct fs_conf *c, const char *name);
+/* Index of the tenant called name, or -1. */
+int fs_conf_find_tenant(const struct fs_conf *c, const char *name);
+
+const char *fs_conf_policy_name(enum fs_conf_policy p);	  /* "psdsf", "njc" */
+const char *fs_conf_enforce_name(enum fs_conf_enforce e); /* "auto", ... */
+
+#endif /* FAIRSHARE_AGENT_CONF_H */

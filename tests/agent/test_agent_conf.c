@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fairshare.conf: a full valid file, defaults, auto capacities, device
+ * resolution through a fake sysfs tree, and every refusal with its exact
+ * "file:line: message".
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent_conf.h"
+#include "agent_testutil.h"
+
+struct fx {
+	char *dir;
+	char path[512];	  /* the config file */
+	char cgroot[512]; /* fake cgroup root */
+	char sys[512];	  /* fake sysfs */
+	char meminfo[512];
+	struct fs_conf_env env;
+	char err[1024];
+};
+
+/*
+ * sysfs: vda 254:0 with partition vda1 254:1; vdb 254:16; dm-0 253:0 on vda1;
+ * dm-1 253:1 on dm-0 (stacked); dm-2 253:2 on vda and vdb (striped).
+ */
+static void fake_sysfs(struct fx *f)
+{
+	const char *s = f->sys;
+
+	at_write(s, "devices/virtual/block/vda/dev", "254:0\n");
+	at_write(s, "devices/virtual/block/vda/vda1/dev", "254:1\n");
+	at_write(s, "devices/virtual/block/vda/vda1/partition", "1\n");
+	at_write(s, "devices/virtual/block/vdb/dev", "254:16\n");
+	at_write(s, "devices/virtual/block/dm-0/dev", "253:0\n");
+	at_write(s, "devices/virtual/block/dm-0/dm/name", "vg-data\n");
+	at_symlink(s, "devices/virtual/block/dm-0/slaves/vda1", "../../vda/vda1");
+	at_write(s, "devices/virtual/block/dm-1/dev", "253:1\n");
+	at_write(s, "devices/virtual/block/dm-1/dm/name", "crypt\n");
+	at_symlink(s, "devices/virtual/block/dm-1/slaves/dm-0", "../../dm-0");
+	at_write(s, "devices/virtual/block/dm-2/dev", "253:2\n");
+	at_write(s, "devices/virtual/block/dm-2/dm/name", "striped\n");
+	at_symlink(s, "devices/virtual/block/dm-2/slaves/vda", "../../vda");
+	at_symlink(s, "devices/virtual/block/dm-2/slaves/vdb", "../../vdb");
+	at_symlink(s, "dev/block/254:0", "../../devices/virtual/block/vda");
+	at_symlink(s, "dev/block/254:1", "../../devices/virtual/block/vda/vda1");
+	at_symlink(s, "dev/block/254:16", "../../devices/virtual/block/vdb");
+	at_symlink(s, "dev/block/253:0", "../../devices/virtual/block/dm-0");
+	at_symlink(s, "dev/block/253:1", "../../devices/virtual/block/dm-1");
+	at_symlink(s, "dev/block/253:2", "../../devices/virtual/block/dm-2");
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	f->dir = at_mkdtemp();
+	snprintf(f->path, sizeof(f->path), "%s/fairshare.conf", f->dir);
+	snprintf(f->cgroot, sizeof(f->cgroot), "%s/cg", f->dir);
+	snprintf(f->sys, sizeof(f->sys), "%s/sys", f->dir);
+	snprintf(f->meminfo, sizeof(f->meminfo), "%s/meminfo", f->dir);
+	at_write(f->dir, "cg/cpuset.cpus.effective", "0-3\n");
+	at_write(f->dir, "meminfo", "MemTotal:        8000000 kB\nMemFree:  100 kB\n");
+	fake_sysfs(f);
+	f->env.sysfs_root = f->sys;
+	f->env.meminfo_path = f->meminfo;
+	f->env.ncpus_fallback = 3;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	at_rmtree(f->dir);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+/* Writes the config: "@ROOT@" is replaced by the fake cgroup root. */
+static void write_conf(struct fx *f, const char *text)
+{
+	char buf[8192], *o = buf;
+	const char *p = text, *m;
+
+	while ((m = strstr(p, "@ROOT@"))) {
+		o += sprintf(o, "%.*s%s", (int)(m - p), p, f->cgroot);
+		p = m + 6;
+	}
+	strcpy(o, p);
+	at_write(f->dir, "fairshare.conf", buf);
+}
+
+static struct fs_conf *load_ok(struct fx *f, const char *text)
+{
+	struct fs_conf *c = NULL;
+	int r;
+
+	write_conf(f, text);
+	r = fs_conf_load(f->path, &f->env, &c, f->err, sizeof(f->err));
+	if (r < 0)
+		fail_msg("unexpected error: %s", f->err);
+	assert_non_null(c);
+	return c;
+}
+
+/* Loads text and expects exactly "PATH:LINE: msg" (or "PATH: msg" when line 0);
+ * a msg ending in '*' is a prefix (for messages conf/ini_limits.c owns). */
+static void expect_error(struct fx *f, const char *text, int line, const char *msg)
+{
+	char want[1024];
+	struct fs_conf *c = (struct fs_conf *)1;
+
+	write_conf(f, text);
+	assert_true(fs_conf_load(f->path, &f->env, &c, f->err, sizeof(f->err)) < 0);
+	assert_null(c);
+	if (line > 0)
+		snprintf(want, sizeof(want), "%s:%d: %s", f->path, line, msg);
+	else
+		snprintf(want, sizeof(want), "%s: %s", f->path, msg);
+	if (want[strlen(want) - 1] == '*') {
+		want[strlen(want) - 1] = '\0';
+		if (strncmp(f->err, want, strlen(want)) != 0)
+			fail_msg("\"%s\" does not start with \"%s\"", f->err, want);
+		return;
+	}
+	assert_string_equal(f->err, want);
+}
+
+#define TENANT "[tenant.a]\ncgroup = a.slice\n"
+
+static void test_full(void **state)
+{
+	struct fx *f = *state;
+	struct fs_conf *c = load_ok(f, "[agent]\n"
+				       "interval = 500ms\n"
+				       "policy = njc\n"
+				       "enforce = limits\n"
+				       "cgroup_root = @ROOT@\n"
+				       "on_exit = keep\n"
+				       "socket = /run/x/ctl.sock\n"
+				       "state_dir = /run/x\n"
+				       "metrics_file = /run/x/metrics.prom\n"
+				       "\n"
+				       "[resources]\n"
+				       "cpu = 6\n"
+				       "memory = 16Gi\n"
+				       "memory_reserve = 1Gi\n"
+				       "io.root = 254:1 200M 100M 20K 10K\n"
+				       "io.data = 254:16 1G 1G\n"
+				       "net = 10Gbit\n"
+				       "\n"
+				       "[tenant.web]\n"
+				       "cgroup = /web.slice/\n"
+				       "weight = 2\n"
+				       "demand = cpu 2, memory 4G, io.root 50M/20M, net 100Mbit\n"
+				       "min = cpu 50%, io.data -/10M\n"
+				       "max = memory 8Gi, io.root -/-/-/5K\n"
+				       "\n"
+				       "[tenant.batch]\n"
+				       "cgroup = batch.slice/jobs\n");
+
+	assert_int_equal(c->agent.interval_us, 500000);
+	assert_int_equal(c->agent.policy, FS_CONF_POLICY_NJC);
+	assert_int_equal(c->agent.enforce, FS_ENFORCE_LIMITS);
+	assert_int_equal(c->agent.on_exit, FS_ON_EXIT_KEEP);
+	assert_string_equal(c->agent.cgroup_root, f->cgroot);
+	assert_string_equal(c->agent.socket, "/run/x/ctl.sock");
+	assert_string_equal(c->agent.state_dir, "/run/x");
+	assert_string_equal(c->agent.metrics_file, "/run/x/metrics.prom");
+	assert_true(c->cpu_cores == 6);
+	assert_false(c->cpu_auto);
+	assert_int_equal(c->memory_total, 16ull << 30);
+	assert_int_equal(c->memory_reserve, 1ull << 30);
+	assert_true(c->net_rate == 1.25e9);
+
+	/* Partition 254:1 resolves to its disk 254:0. */
+	assert_int_equal(c->n_disks, 2);
+	assert_string_equal(c->disks[0].name, "root");
+	assert_int_equal(c->disks[0].dev.major, 254);
+	assert_int_equal(c->disks[0].dev.minor, 0);
+	assert_true(c->disks[0].riops == 20000);
+	assert_int_equal(c->disks[1].dev.minor, 16);
+	assert_true(c->disks[1].riops == 0);
+	assert_int_equal(c->disks[1].res[FS_IO_RIOPS], -1);
+
+	/* cpu, memory, root x4, data x2, net */
+	assert_int_equal(c->n_resources, 9);
+	assert_int_equal(c->res_cpu, 0);
+	assert_int_equal(c->res_memory, 1);
+	assert_int_equal(c->res_net, 8);
+	assert_string_equal(c->resources[2].name, "io.root.rbps");
+	assert_string_equal(c->resources[5].name, "io.root.wiops");
+	assert_string_equal(c->resources[7].name, "io.data.wbps");
+	assert_int_equal(fs_conf_find_resource(c, "io.data.wbps"), 7);
+	assert_true(c->resources[1].capacity == (double)(15ull << 30));
+	assert_true(c->resources[6].capacity == 1e9);
+	assert_false(c->resources[8].enforced);
+	assert_true(c->resources[0].enforced);
+
+	assert_int_equal(c->n_tenants, 2);
+	{
+		const struct fs_conf_tenant *t = &c->tenants[0];
+
+		assert_string_equal(t->name, "web");
+		assert_string_equal(t->cgroup, "web.slice");
+		assert_true(t->weight == 2);
+		assert_true(t->has_demand);
+		assert_true(t->demand[0] == 2);
+		assert_true(t->demand[1] == 4e9);
+		assert_true(t->demand[2] == 50e6);
+		assert_true(t->demand[3] == 20e6);
+		assert_true(isnan(t->demand[4]));
+		assert_true(t->demand[8] == 12.5e6);
+		assert_true(t->min[0] == 3); /* 50% of 6 cores */
+		assert_true(isnan(t->min[6]));
+		assert_true(t->min[7] == 10e6);
+		assert_true(t->max[1] == (double)(8ull << 30));
+		assert_true(t->max[5] == 5000);
+		assert_true(isnan(t->max[2]));
+		assert_int_equal(t->line, 19);
+	}
+	assert_string_equal(c->tenants[1].cgroup, "batch.slice/jobs");
+	assert_true(c->tenants[1].weight == 1);
+	assert_false(c->tenants[1].has_demand);
+	assert_true(isnan(c->tenants[1].demand[0]));
+	assert_int_equal(fs_conf_find_tenant(c, "batch"), 1);
+	fs_conf_free(c);
+}
+
+static void test_defaults_and_auto(void **state)
+{
+	struct fx *f = *state;
+	struct fs_conf *c = load_ok(f, "[agent]\ncgroup_root = @ROOT@\n" TENANT);
+
+	assert_int_equal(c->agent.interval_us, 1000000);
+	assert_int_equal(c->agent.policy, FS_CONF_POLICY_PSDSF);
+	assert_int_equal(c->agent.enforce, FS_ENFORCE_AUTO);
+	assert_int_equal(c->agent.on_exit, FS_ON_EXIT_RESTORE);
+	assert_string_equal(c->agent.socket, "/run/fairshare/control.sock");
+	assert_string_equal(c->agent.state_dir, "/run/fairshare");
+	assert_string_equal(c->agent.metrics_file, "");
+	/* cpu = auto: the root cpuset (0-3). memory = auto: MemTotal. */
+	assert_true(c->cpu_auto && c->cpu_cores == 4);
+	assert_true(c->memory_auto);
+	assert_int_equal(c->memory_total, 8000000ull * 1024);
+	assert_int_equal(c->n_resources, 2);
+	assert_int_equal(c->res_net, -1);
+	fs_conf_free(c);
+
+	/* No cpuset file: sysconf (here the env's fallback, 3). */
+	at_rmtree(f->cgroot);
+	c = load_ok(f, "[agent]\ncgroup_root = @ROOT@\n[resources]\ncpu = auto\n" TENANT);
+	assert_true(c->cpu_cores == 3);
+	fs_conf_free(c);
+}
+
+static void test_resolve_disk(void **state)
+{
+	struct fx *f = *state;
+	struct fs_devnum d;
+	char err[256];
+
+	assert_int_equal(fs_conf_resolve_disk(f->sys, "254:0", &d, err, sizeof(err)), 0);
+	assert_int_equal(d.major, 254);
+	assert_int_equal(d.minor, 0);
+	assert_int_equal(fs_conf_resolve_disk(f->sys, "254:1", &d, err, sizeof(err)), 0);
+	assert_int_equal(d.minor, 0); /* partition -> disk */
+	assert_int_equal(fs_conf_resolve_disk(f->sys, "253:0", &d, err, sizeof(err)), 0);
+	assert_int_equal(d.major, 254); /* dm on a partition -> disk */
+	assert_int_equal(d.minor, 0);
+	assert_int_equal(fs_conf_resolve_disk(f->sys, "253:1", &d, err, sizeof(err)), 0);
+	assert_int_equal(d.major, 254); /* dm on dm on a partition */
+	assert_int_equal(d.minor, 0);
+	assert_int_equal(fs_conf_resolve_disk(f->sys, "253:2", &d, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "device-mapper device 253:2 sits on 2 devices; io.max needs one "
+				 "whole disk, name it instead");
+	assert_int_equal(fs_conf_resolve_disk(f->sys, "8:0", &d, err, sizeof(err)), -ENODEV);
+	assert_int_equal(strncmp(err, "no block device 8:0", 19), 0);
+	assert_int_equal(fs_conf_resolve_disk(f->sys, "sda", &d, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "'sda' is neither a device path nor MAJ:MIN");
+	assert_int_equal(fs_conf_resolve_disk(f->sys, f->meminfo, &d, err, sizeof(err)), -ENOTBLK);
+}
+
+static void test_cgroup_paths(void **state)
+{
+	char out[64];
+
+	(void)state;
+	assert_int_equal(fs_conf_normalize_cgroup("/a//b/", out, sizeof(out)), 0);
+	assert_string_equal(out, "a/b");
+	assert_int_equal(fs_conf_normalize_cgroup("/", out, sizeof(out)), -EINVAL);
+	assert_int_equal(fs_conf_normalize_cgroup("a/../b", out, sizeof(out)), -EINVAL);
+	assert_int_equal(fs_conf_normalize_cgroup("./a", out, sizeof(out)), -EINVAL);
+	assert_true(fs_conf_cgroup_within("a/b", "a"));
+	assert_true(fs_conf_cgroup_within("a", "a"));
+	assert_false(fs_conf_cgroup_within("ab", "a"));
+	assert_false(fs_conf_cgroup_within("a", "a/b"));
+}
+
+#define ROOT "[agent]\ncgroup_root = @ROOT@\n"
+
+static void test_errors_agent(void **state)
+{
+	struct fx *f = *state;
+
+	expect_error(f, ROOT "bogus = 1\n" TENANT, 3, "unknown key 'bogus' in [agent]");
+	expect_error(f, ROOT "interval = 1s\ninterval = 2s\n" TENANT, 4,
+		     "duplicate key 'interval' (first set on line 3)");
+	expect_error(f, ROOT "interval = 1 sec\n" TENANT, 3,
+		     "bad interval '1 sec' (e.g. 1s, 500ms)");
+	expect_error(f, ROOT "interval = 10ms\n" TENANT, 3,
+		     "interval '10ms' out of range (100ms to 10m)");
+	expect_error(f, ROOT "policy = drf\n" TENANT, 3, "unknown policy 'drf' (psdsf or njc)");
+	expect_error(f, ROOT "enforce = yes\n" TENANT, 3,
+		     "unknown enforce 'yes' (auto, limits, weights or off)");
+	expect_error(f, ROOT "on_exit = drop\n" TENANT, 3,
+		     "unknown on_exit 'drop' (restore or keep)");
+	expect_error(f, ROOT "state_dir = run/x\n" TENANT, 3, "state_dir must be an absolute path");
+	expect_error(f, "[agent]\ncgroup_root = sys\n" TENANT, 2,
+		     "cgroup_root must be an absolute path");
+	expect_error(f, ROOT "[agent]\n" TENANT, 3, "duplicate section [agent]");
+	expect_error(f, "cpu = 1\n" ROOT TENANT, 1, "key 'cpu' outside of any section");
+	expect_error(f, ROOT "[global]\n" TENANT, 3,
+		     "unknown section [global] (expected [agent], [resources], [tenant.NAME])");
+	expect_error(f, ROOT "policy =\n" TENANT, 3, "empty value for 'policy'");
+	{
+		struct fs_conf *c = load_ok(f, ROOT "metrics_file =\n" TENANT);
+
+		assert_string_equal(c->agent.metrics_file, "");
+		fs_conf_free(c);
+	}
+	expect_error(f, ROOT "this line has no equals sign\n" TENANT, 3, "syntax error*");
+	expect_error(f, ROOT, 0, "no [tenant.NAME] section");
+}
+
+static void test_errors_resources(void **state)
+{
+	struct fx *f = *state;
+
+	expect_error(f, ROOT "[resources]\ncpu = two\n" TENANT, 4,
+		     "bad cpu 'two' (auto or a number of cores > 0)");
+	expect_error(f, ROOT "[resources]\ncpu = 0\n" TENANT, 4,
+		     "bad cpu '0' (auto or a number of cores > 0)");
+	expect_error(f, ROOT "[resources]\nmemory = 16GiB\nmemory = 1G\n" TENANT, 5,
+		     "duplicate key 'memory' (first set on line 4)");
+	expect_error(f, ROOT "[resources]\nmemory = 16gb\n" TENANT, 4,
+		     "bad memory '16gb' (auto or a size such as 16Gi)");
+	expect_error(f, ROOT "[resources]\nmemory = 4G\nmemory_reserve = 4G\n" TENANT, 5,
+		     "memory_reserve 4G is not below memory (4000000000 bytes)");
+	expect_error(f, ROOT "[resources]\nnet = 10G\n" TENANT, 4,
+		     "bad net '10G' (a rate with bit or B, e.g. 10Gbit, 1.25GB)");
+	expect_error(f, ROOT "[resources]\nnet = 100Mbps\n" TENANT, 4,
+		     "bad net '100Mbps' (a rate with bit or B, e.g. 10Gbit, 1.25GB)");
+	expect_error(f, ROOT "[resources]\nio.d = 254:0 100M\n" TENANT, 4,
+		     "io.d: expected DEVICE RBPS WBPS [RIOPS WIOPS]");
+	expect_error(f, ROOT "[resources]\nio.d = 254:0 100Q 1M\n" TENANT, 4,
+		     "io.d: bad read rate '100Q' (e.g. 200M, 1.5Gi)");
+	expect_error(f, ROOT "[resources]\nio.d = 254:0 1M 1M 1Ki 5\n" TENANT, 4,
+		     "io.d: bad read IOPS '1Ki' (e.g. 20K)");
+	expect_error(f, ROOT "[resources]\nio.d = 253:2 1M 1M\n" TENANT, 4,
+		     "io.d: device-mapper device 253:2 sits on 2 devices; io.max needs one "
+		     "whole disk, name it instead");
+	expect_error(f, ROOT "[resources]\nio.a = 254:0 1M 1M\nio.b = 254:1 1M 1M\n" TENANT, 5,
+		     "io.b is the same disk (254:0) as io.a");
+	expect_error(f, ROOT "[resources]\nio.a = 254:0 1M 1M\nio.a = 254:16 1M 1M\n" TENANT, 5,
+		     "duplicate key 'io.a' (first set on line 4)");
+	expect_error(f, ROOT "[resources]\nio.a/b = 254:0 1M 1M\n" TENANT, 4,
+		     "bad disk name 'a/b' (letters, digits, '_', '-')");
+	expect_error(f, ROOT "[resources]\ndisk = 1\n" TENANT, 4,
+		     "unknown key 'disk' in [resources]");
+}
+
+#define RES ROOT "[resources]\ncpu = 4\nmemory = 8G\nio.d = 254:0 100M 50M\n"
+/* RES is lines 1-6; the tenant header is line 7. */
+
+static void test_errors_tenants(void **state)
+{
+	struct fx *f = *state;
+
+	expect_error(f, RES "[tenant.a]\nweight = 1\n", 7, "[tenant.a] has no cgroup");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\n[tenant.a]\ncgroup = b\n", 9,
+		     "duplicate section [tenant.a] (first on line 7)");
+	expect_error(f, RES "[tenant.a b]\ncgroup = a\n", 7,
+		     "bad tenant name 'a b' (letters, digits, '_', '-')");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\ncolor = red\n", 9,
+		     "unknown key 'color' in [tenant.a]");
+	expect_error(f, RES "[tenant.a]\ncgroup = a/../b\n", 8,
+		     "bad cgroup 'a/../b' (a path below cgroup_root, without '.' or '..')");
+	expect_error(f, RES "[tenant.a]\ncgroup = /\n", 8,
+		     "bad cgroup '/' (a path below cgroup_root, without '.' or '..')");
+	expect_error(f, RES "[tenant.a]\ncgroup = x.slice\n[tenant.b]\ncgroup = x.slice/y\n", 10,
+		     "cgroup 'x.slice/y' overlaps tenant a's (line 8); tenants must not nest");
+	expect_error(f, RES "[tenant.a]\ncgroup = x.slice/y\n[tenant.b]\ncgroup = /x.slice\n", 10,
+		     "cgroup 'x.slice' overlaps tenant a's (line 8); tenants must not nest");
+	expect_error(f, RES "[tenant.a]\ncgroup = x\n[tenant.b]\ncgroup = x/\n", 10,
+		     "cgroup 'x' is also tenant a's (line 8)");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\nweight = 0\n", 9,
+		     "bad weight '0' (a number > 0)");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\nweight = -1\n", 9,
+		     "bad weight '-1' (a number > 0)");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\ndemand = cpu 2 memory 4G\n", 9,
+		     "demand: bad amount '2 memory 4G' for cpu");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\ndemand = gpu 1\n", 9,
+		     "demand: unknown resource 'gpu'");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\ndemand = cpu\n", 9,
+		     "demand: expected 'RESOURCE AMOUNT' entries, got 'cpu'");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\ndemand = cpu 1, cpu 2\n", 9,
+		     "demand: 'cpu' given twice");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\ndemand = memory 4Gb\n", 9,
+		     "demand: bad amount '4Gb' for memory");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\ndemand = io.e 1M/1M\n", 9,
+		     "demand: unknown disk 'io.e' (not in [resources])");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\ndemand = io.d 1M\n", 9,
+		     "demand: io.d wants READ/WRITE[/RIOPS/WIOPS], got '1M'");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\ndemand = io.d 1M/1M/5/5\n", 9,
+		     "demand: io.d has no IOPS capacity in [resources]");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\ndemand = net 1Gbit\n", 9,
+		     "demand: net is not configured in [resources]");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\nmax = cpu 0\n", 9, "max: cpu must be > 0");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\nmin = cpu 3\nmax = cpu 2\n", 9,
+		     "min: cpu is above its max (line 10)");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\nmin = memory 9G\n", 9,
+		     "min: memory is above the capacity (8e+09)");
+	expect_error(f,
+		     RES "[tenant.a]\ncgroup = a\nmin = cpu 50%\n"
+			 "[tenant.b]\ncgroup = b\nmin = cpu 60%\n",
+		     12, "min: the tenants' minimums of cpu add up to more than its capacity (4)");
+}
+
+static void test_errors_ini_limits(void **state)
+{
+	struct fx *f = *state;
+	char text[1024];
+	char longname[60];
+
+	/* inih would truncate these silently; conf/ini_limits refuses them. */
+	memset(longname, 'n', 50);
+	longname[50] = '\0';
+	snprintf(text, sizeof(text), ROOT "[tenant.%s]\ncgroup = a\n", longname);
+	write_conf(f, text);
+	{
+		struct fs_conf *c;
+
+		assert_true(fs_conf_load(f->path, &f->env, &c, f->err, sizeof(f->err)) < 0);
+		assert_null(c);
+		/* The exact text is ini_limits'; we check where it points. */
+		snprintf(text, sizeof(text), "%s:3: ", f->path);
+		assert_int_equal(strncmp(f->err, text, strlen(text)), 0);
+	}
+	{
+		char line[300];
+		struct fs_conf *c;
+
+		memset(line, 'x', 250);
+		line[250] = '\0';
+		snprintf(text, sizeof(text), ROOT TENANT "demand = cpu 1, %s\n", line);
+		write_conf(f, text);
+		assert_true(fs_conf_load(f->path, &f->env, &c, f->err, sizeof(f->err)) < 0);
+		snprintf(text, sizeof(text), "%s:5: ", f->path);
+		assert_int_equal(strncmp(f->err, text, strlen(text)), 0);
+	}
+}
+
+static void test_missing_file(void **state)
+{
+	struct fx *f = *state;
+	struct fs_conf *c;
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/nope.conf", f->dir);
+	assert_int_equal(fs_conf_load(path, &f->env, &c, f->err, sizeof(f->err)), -ENOENT);
+	assert_null(c);
+	assert_non_null(strstr(f->err, "nope.conf"));
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+	    T(test_full),	    T(test_defaults_and_auto),
+	    T(test_resolve_disk),   cmocka_unit_test(test_cgroup_paths),
+	    T(test_errors_agent),   T(test_errors_resources),
+	    T(test_errors_tenants), T(test_errors_ini_limits),
+	    T(test_missing_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket server (agent/control.c) in a forked child running its
+ * own sd-event loop, with test commands: "echo" (read-only, answers the
+ * request back), "poke" (privileged) and "missing" (fails with -ENOENT).
+ * Limits are small so the tests are quick: 256-byte lines, 4 clients, 1 s
+ * per request. Checks the answers to good, malformed, oversized, unknown and
+ * NUL-carrying requests, that a silent client neither stalls others nor
+ * stays forever, the client cap, SO_PEERCRED (privileged refused for uid
+ * nobody, allowed for root), and stale/live socket handling at open.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent_testutil.h"
+#include "control.h"
+
+#define MAX_LINE    256
+#define MAX_CLIENTS 4
+#define TIMEOUT_US  1000000
+
+struct fixture {
+	char *dir;
+	char sock[256];
+	pid_t server;
+};
+
+static int cmd_echo(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
+		    struct json_object *resp, char *err, size_t errlen)
+{
+	(void)ctx;
+	(void)err;
+	(void)errlen;
+	json_object_object_add(resp, "echo", json_object_get(req));
+	json_object_object_add(resp, "uid", json_object_new_int((int)peer->uid));
+	return 0;
+}
+
+static int cmd_poke(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
+		    struct json_object *resp, char *err, size_t errlen)
+{
+	(void)ctx;
+	(void)peer;
+	(void)req;
+	(void)err;
+	(void)errlen;
+	json_object_object_add(resp, "poked", json_object_new_boolean(1));
+	return 0;
+}
+
+static int cmd_missing(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
+		       struct json_object *resp, char *err, size_t errlen)
+{
+	(void)ctx;
+	(void)peer;
+	(void)req;
+	(void)resp;
+	snprintf(err, errlen, "nothing here");
+	return -ENOENT;
+}
+
+static const struct fsd_control_cmd cmds[] = {
+    {"echo", false, cmd_echo},
+    {"poke", true, cmd_poke},
+    {"missing", false, cmd_missing},
+};
+
+static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *u)
+{
+	(void)si;
+	(void)u;
+	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static void run_server(const char *path)
+{
+	struct fsd_control_opts o = {
+	    .path = path,
+	    .mode = 0666, /* the nobody test reaches the socket; SO_PEERCRED decides */
+	    .max_clients = MAX_CLIENTS,
+	    .max_line = MAX_LINE,
+	    .timeout_us = TIMEOUT_US,
+	    .cmds = cmds,
+	    .n_cmds = sizeof(cmds) / sizeof(cmds[0]),
+	};
+	struct fsd_control *c = NULL;
+	sd_event *e = NULL;
+	sigset_t ss;
+	char err[512];
+	int r;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+	if (sd_event_new(&e) < 0 || sd_event_add_signal(e, NULL, SIGTERM, on_term, NULL) < 0)
+		_exit(3);
+	r = fsd_control_open(&c, e, &o, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "%s\n", err);
+		_exit(4);
+	}
+	r = sd_event_loop(e);
+	fsd_control_free(c);
+	sd_event_unref(e);
+	_exit(r < 0 ? 5 : 0);
+}
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	strcpy(sa.sun_path, path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct stat st;
+
+	assert_non_null(f);
+	f->dir = at_mkdtemp();
+	chmod(f->dir, 0755); /* uid nobody must reach the socket */
+	snprintf(f->sock, sizeof(f->sock), "%s/run/control.sock", f->dir);
+	f->server = fork();
+	assert_true(f->server >= 0);
+	if (f->server == 0)
+		run_server(f->sock);
+	/* bound is not yet listening: wait until a connection works */
+	for (int i = 0; i < 300; i++) {
+		int fd = connect_to(f->sock);
+
+		if (fd >= 0) {
+			close(fd);
+			break;
+		}
+		usleep(10000);
+	}
+	assert_int_equal(stat(f->sock, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	int status;
+
+	kill(f->server, SIGTERM);
+	assert_int_equal(waitpid(f->server, &status, 0), f->server);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	at_rmtree(f->dir);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+static void send_bytes(int fd, const char *buf, size_t len)
+{
+	assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+static void send_str(int fd, const char *s)
+{
+	send_bytes(fd, s, strlen(s));
+}
+
+/* One answer line within ms, parsed; NULL on EOF. Fails the test on timeout. */
+static struct json_object *read_answer(int fd, int ms)
+{
+	static char buf[65536];
+	size_t len = 0;
+
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+		char *nl;
+
+		if (poll(&p, 1, ms) != 1)
+			fail_msg("no answer within %d ms", ms);
+		n = recv(fd, buf + len, 1, 0); /* byte by byte: never eat the next line */
+		if (n <= 0)
+			return NULL;
+		len += (size_t)n;
+		assert_true(len < sizeof(buf));
+		nl = memchr(buf, '\n', len);
+		if (nl) {
+			struct json_object *o;
+
+			*nl = '\0';
+			o = json_tokener_parse(buf);
+			assert_non_null(o);
+			return o;
+		}
+	}
+}
+
+static bool is_ok(struct json_object *o)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, "ok", &v) && json_object_get_boolean(v);
+}
+
+static const char *code_of(struct json_object *o)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, "code", &v) ? json_object_get_string(v) : "";
+}
+
+/* Sends line to a fresh connection; returns the answer's "code" ("" = ok). */
+static void expect_code(const struct fixture *f, const char *line, const char *code)
+{
+	int fd = connect_to(f->sock);
+	struct json_object *o;
+
+	assert_true(fd >= 0);
+	send_str(fd, line);
+	o = read_answer(fd, 3000);
+	assert_non_null(o);
+	assert_string_equal(code_of(o), code);
+	assert_true(is_ok(o) == !code[0]);
+	json_object_put(o);
+	close(fd);
+}
+
+static void test_good_requests_pipelined(void **state)
+{
+	struct fixture *f = *state;
+	int fd = connect_to(f->sock);
+	struct json_object *o, *echo, *x;
+
+	assert_true(fd >= 0);
+	/* two requests in one write: two answers, in order */
+	send_str(fd, "{\"command\":\"echo\",\"x\":1}\n{\"command\":\"echo\",\"x\":2}\r\n");
+	for (int i = 1; i <= 2; i++) {
+		o = read_answer(fd, 3000);
+		assert_non_null(o);
+		assert_true(is_ok(o));
+		assert_true(json_object_object_get_ex(o, "echo", &echo));
+		assert_true(json_object_object_get_ex(echo, "x", &x));
+		assert_int_equal(json_object_get_int(x), i);
+		json_object_put(o);
+	}
+	close(fd);
+	expect_code(f, "{\"command\":\"missing\"}\n", FSD_CODE_NOT_FOUND);
+}
+
+static void test_malformed_keeps_connection(void **state)
+{
+	struct fixture *f = *state;
+	int fd = connect_to(f->sock);
+	struct json_object *o;
+
+	assert_true(fd >= 0);
+	send_str(fd, "{\"command\": \"echo\"\n");
+	o = read_answer(fd, 3000);
+	assert_non_null(o);
+	assert_string_equal(code_of(o), FSD_CODE_BAD_REQUEST);
+	json_object_put(o);
+	/* the same connection still serves */
+	send_str(fd, "{\"command\":\"echo\"}\n");
+	o = read_answer(fd, 3000);
+	assert_non_null(o);
+	assert_true(is_ok(o));
+	json_object_put(o);
+	close(fd);
+
+	expect_code(f, "[1, 2]\n", FSD_CODE_BAD_REQUEST);
+	expect_code(f, "{\"command\": 5}\n", FSD_CODE_BAD_REQUEST);
+	expect_code(f, "\"status\"\n", FSD_CODE_BAD_REQUEST);
+	expect_code(f, "{\"cmd\":\"echo\"}\n", FSD_CODE_BAD_REQUEST);
+	expect_code(f, "{\"command\":\"rm -rf\"}\n", FSD_CODE_UNKNOWN_COMMAND);
+}
+
+static void test_nul_byte_refused(void **state)
+{
+	struct fixture *f = *state;
+	int fd = connect_to(f->sock);
+	static const char line[] = "{\"command\":\"echo\"}\0{\"command\":\"poke\"}\n";
+	struct json_object *o;
+
+	assert_true(fd >= 0);
+	send_bytes(fd, line, sizeof(line) - 1);
+	o = read_answer(fd, 3000);
+	assert_non_null(o);
+	assert_string_equal(code_of(o), FSD_CODE_BAD_REQUEST);
+	json_object_put(o);
+	close(fd);
+}
+
+static void test_oversized_line_closes(void **state)
+{
+	struct fixture *f = *state;
+	int fd = connect_to(f->sock);
+	char big[4 * MAX_LINE];
+	struct json_object *o;
+
+	assert_true(fd >= 0);
+	memset(big, 'x', sizeof(big));
+	send_bytes(fd, big, sizeof(big)); /* no newline */
+	o = read_answer(fd, 3000);
+	assert_non_null(o);
+	assert_string_equal(code_of(o), FSD_CODE_TOO_LONG);
+	json_object_put(o);
+	assert_null(read_answer(fd, 3000)); /* closed */
+	close(fd);
+	expect_code(f, "{\"command\":\"echo\"}\n", ""); /* the server is fine */
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void test_silent_client_does_not_stall(void **state)
+{
+	struct fixture *f = *state;
+	int silent = connect_to(f->sock), partial = connect_to(f->sock);
+	struct json_object *o;
+	struct timespec t0;
+
+	assert_true(silent >= 0 && partial >= 0);
+	send_str(partial, "{\"command\":"); /* half a request, then nothing */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	expect_code(f, "{\"command\":\"echo\"}\n", "");
+	assert_true(ms_since(&t0) < TIMEOUT_US / 2000.0); /* not waiting for them */
+	/* both are dropped after the timeout, with a reason */
+	o = read_answer(silent, 3000);
+	assert_non_null(o);
+	assert_string_equal(code_of(o), FSD_CODE_TIMEOUT);
+	json_object_put(o);
+	assert_null(read_answer(silent, 3000));
+	o = read_answer(partial, 3000);
+	assert_non_null(o);
+	assert_string_equal(code_of(o), FSD_CODE_TIMEOUT);
+	json_object_put(o);
+	assert_true(ms_since(&t0) >= TIMEOUT_US / 1000.0 * 0.9);
+	close(silent);
+	close(partial);
+}
+
+static void test_client_cap(void **state)
+{
+	struct fixture *f = *state;
+	int fds[MAX_CLIENTS], extra;
+	struct json_object *o;
+
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		fds[i] = connect_to(f->sock);
+		assert_true(fds[i] >= 0);
+	}
+	usleep(100000); /* the server accepts them */
+	extra = connect_to(f->sock);
+	assert_true(extra >= 0);
+	o = read_answer(extra, 3000);
+	assert_non_null(o);
+	assert_string_equal(code_of(o), FSD_CODE_BUSY);
+	json_object_put(o);
+	close(extra);
+	close(fds[0]);
+	usleep(100000); /* the server sees the close */
+	expect_code(f, "{\"command\":\"echo\"}\n", "");
+	for (int i = 1; i < MAX_CLIENTS; i++)
+		close(fds[i]);
+}
+
+static void test_privileged_needs_root(void **state)
+{
+	struct fixture *f = *state;
+	pid_t pid;
+	int status;
+
+	if (geteuid() != 0)
+		skip(); /* needs root to become nobody and to be root */
+	expect_code(f, "{\"command\":\"poke\"}\n", "");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct json_object *o;
+		int fd, bad = 0;
+
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(10);
+		fd = connect_to(f->sock);
+		if (fd < 0)
+			_exit(11);
+		send_str(fd, "{\"command\":\"poke\"}\n{\"command\":\"echo\"}\n");
+		o = read_answer(fd, 3000);
+		bad |= !o || is_ok(o) || strcmp(code_of(o), FSD_CODE_PERMISSION);
+		json_object_put(o);
+		o = read_answer(fd, 3000); /* read-only commands still work */
+		bad |= !o || !is_ok(o);
+		json_object_put(o);
+		_exit(bad ? 12 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_open_live_and_stale(void **state)
+{
+	struct fixture *f = *state;
+	struct fsd_control_opts o = {.cmds = cmds, .n_cmds = 1};
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct fsd_control *c = NULL;
+	char stale[300], err[512];
+	sd_event *e = NULL;
+	int fd;
+
+	assert_true(sd_event_new(&e) >= 0);
+	o.path = f->sock; /* the server child listens there */
+	assert_int_equal(fsd_control_open(&c, e, &o, err, sizeof(err)), -EADDRINUSE);
+	assert_non_null(strstr(err, "another fairshared"));
+	assert_null(c);
+
+	/* a socket file nobody listens on (a crashed daemon's) is replaced */
+	snprintf(stale, sizeof(stale), "%s/stale.sock", f->dir);
+	strcpy(sa.sun_path, stale);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+	o.path = stale;
+	assert_int_equal(fsd_control_open(&c, e, &o, err, sizeof(err)), 0);
+	assert_int_equal(fsd_control_clients(c), 0);
+	fsd_control_free(c);
+	assert_int_equal(access(stale, F_OK), -1); /* removed on close */
+
+	/* a regular file is not ours to remove */
+	at_write(f->dir, "plain", "x");
+	snprintf(stale, sizeof(stale), "%s/plain", f->dir);
+	o.path = stale;
+	assert_int_equal(fsd_control_open(&c, e, &o, err, sizeof(err)), -EEXIST);
+	assert_int_equal(access(stale, F_OK), 0);
+	sd_event_unref(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_good_requests_pipelined, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_malformed_keeps_connection, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_nul_byte_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_oversized_line_closes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_silent_client_does_not_stall, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_client_cap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_privileged_needs_root, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_open_live_and_stale, setup, teardown),
+	};
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/* Demand estimator (agent/estimate.c): issue 3 "Estimate demand". */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "estimate.h"
+
+#define GiB (1024.0 * 1024 * 1024)
+#define MiB (1024.0 * 1024)
+
+enum { CPU, MEM, RD, WR, NRES };
+
+static void host(struct fsd_resources *res)
+{
+	memset(res, 0, sizeof(*res));
+	assert_int_equal(fsd_resources_add(res, FSD_RES_CPU, NULL, 8, -1, 0, 0), CPU);
+	assert_int_equal(fsd_resources_add(res, FSD_RES_MEM, NULL, 32 * GiB, -1, 0, 0), MEM);
+	assert_int_equal(fsd_resources_add(res, FSD_RES_IO_RBPS, NULL, 200 * MiB, 0, 254, 0), RD);
+	assert_int_equal(fsd_resources_add(res, FSD_RES_IO_WBPS, NULL, 100 * MiB, 0, 254, 0), WR);
+}
+
+static void busy_sample(struct est_sample *s)
+{
+	est_sample_init(s);
+	s->usage[CPU] = 1.5;
+	s->usage[MEM] = 2 * GiB;
+	s->usage[RD] = 10 * MiB;
+	s->usage[WR] = 5 * MiB;
+}
+
+static void assert_near(double a, double b)
+{
+	if (fabs(a - b) > 1e-9 * fmax(1, fabs(b)))
+		fail_msg("%.12g != %.12g", a, b);
+}
+
+static void test_resources_names(void **unused)
+{
+	struct fsd_resources res;
+
+	(void)unused;
+	host(&res);
+	assert_string_equal(res.name[CPU], "cpu");
+	assert_string_equal(res.name[MEM], "memory");
+	assert_string_equal(res.name[RD], "io.254:0.rbps");
+	assert_int_equal(res.disk[RD], 0);
+	assert_int_equal(res.disk[CPU], -1);
+	assert_int_equal(fsd_resources_find(&res, FSD_RES_IO_WBPS), WR);
+	assert_int_equal(fsd_resources_find(&res, FSD_RES_NET), -1);
+	assert_true(fsd_resources_add(&res, FSD_RES_NET, NULL, 0, -1, 0, 0) < 0);
+	assert_true(fsd_resources_add(&res, FSD_RES_NET, NULL, NAN, -1, 0, 0) < 0);
+}
+
+/* Not held back: the estimate is exactly the usage. */
+static void test_unheld_is_usage(void **unused)
+{
+	struct fsd_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+	char why[64];
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&st);
+	busy_sample(&s);
+	s.psi_cpu = 3; /* below the 10 % threshold */
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	for (int r = 0; r < NRES; r++) {
+		assert_near(st.demand[r], s.usage[r]);
+		assert_false(st.held[r]);
+	}
+	assert_near(st.probe, 1);
+	assert_int_equal(st.reasons, 0);
+	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "usage");
+}
+
+/* Throttled: probe x1.5 per period up to x4, the whole usage vector scaled
+ * (profile kept), each resource capped at capacity. */
+static void test_throttled_probes_up_bounded(void **unused)
+{
+	struct fsd_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+	const double expect[] = {1.5, 2.25, 3.375, 4, 4, 4};
+	char why[64];
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&st);
+	busy_sample(&s);
+	s.cpu_throttled_delta = 7;
+	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+		assert_near(st.probe, expect[i]);
+		assert_true(st.held[CPU]);
+		assert_false(st.held[MEM]);
+		assert_int_equal(st.held_periods, i + 1);
+		assert_near(st.demand[CPU], fmin(8, 1.5 * expect[i]));
+		/* profile: memory and io scale with the same factor as cpu */
+		assert_near(st.demand[MEM], 2 * GiB * expect[i]);
+		assert_near(st.demand[RD] / st.demand[WR], 2);
+		assert_near(st.demand[RD], 10 * MiB * expect[i]);
+	}
+	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "cpu-throttled");
+
+	/* A bigger tenant hits the capacity bound. */
+	s.usage[CPU] = 6;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_near(st.demand[CPU], 8);
+}
+
+/* Released: the probe decays back to 1 and the demand back to usage. */
+static void test_released_decays(void **unused)
+{
+	struct fsd_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&st);
+	busy_sample(&s);
+	s.mem_high_events_delta = 3;
+	for (int i = 0; i < 5; i++)
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_near(st.probe, 4);
+	assert_true(st.held[MEM]);
+
+	s.mem_high_events_delta = 0;
+	double want = 4;
+	for (int i = 0; i < 20 && want > 1; i++) {
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+		want = 1 + (want - 1) * 0.5;
+		if (want < 1 + EST_PROBE_EPS)
+			want = 1;
+		assert_near(st.probe, want);
+		assert_near(st.demand[CPU], 1.5 * want);
+		assert_int_equal(st.held_periods, 0);
+		assert_false(st.held[MEM]);
+		assert_int_equal(!!(st.reasons & EST_DECAYING), want > 1);
+	}
+	assert_near(st.probe, 1);
+	for (int r = 0; r < NRES; r++)
+		assert_near(st.demand[r], s.usage[r]);
+	assert_int_equal(st.reasons, 0);
+}
+
+/* Held back again after a partial decay: probing restarts from where it is. */
+static void test_reprobe_from_current(void **unused)
+{
+	struct fsd_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&st);
+	busy_sample(&s);
+	s.cpu_throttled_delta = 1;
+	est_update(&res, &cfg, NULL, &st, &s, &st); /* 1.5 */
+	est_update(&res, &cfg, NULL, &st, &s, &st); /* 2.25 */
+	s.cpu_throttled_delta = 0;
+	est_update(&res, &cfg, NULL, &st, &s, &st); /* 1.625 */
+	assert_near(st.probe, 1.625);
+	s.cpu_throttled_delta = 1;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_near(st.probe, 1.625 * 1.5);
+	assert_int_equal(st.held_periods, 1);
+}
+
+/* Each held-back signal flags its own resource. */
+static void test_signals(void **unused)
+{
+	struct fsd_resources res;
+	struct est_config cfg;
+	struct est_state st, prev;
+	struct est_sample s;
+	char why[128];
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&prev);
+
+	/* io at its io.max read limit (>= 95 %); write not at its limit. */
+	busy_sample(&s);
+	s.limit[RD] = 10.2 * MiB;
+	s.limit[WR] = 50 * MiB;
+	est_update(&res, &cfg, NULL, &prev, &s, &st);
+	assert_true(st.held[RD]);
+	assert_false(st.held[WR]);
+	assert_false(st.held[CPU]);
+	assert_int_equal(st.reasons, EST_IO_LIMIT);
+
+	/* below 95 % of the limit: not held */
+	s.limit[RD] = 11 * MiB;
+	est_update(&res, &cfg, NULL, &prev, &s, &st);
+	assert_int_equal(st.reasons, 0);
+
+	/* PSI above the threshold, per resource; io PSI blames the io in use */
+	busy_sample(&s);
+	s.usage[WR] = 0;
+	s.psi_cpu = 10.5;
+	s.psi_mem = 10.0; /* not above */
+	s.psi_io = 40;
+	est_update(&res, &cfg, NULL, &prev, &s, &st);
+	assert_true(st.held[CPU]);
+	assert_false(st.held[MEM]);
+	assert_true(st.held[RD]);
+	assert_false(st.held[WR]);
+	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "psi-cpu,psi-io");
+
+	/* unknown PSI (NaN) and a disabled threshold never hold */
+	busy_sample(&s);
+	s.psi_mem = 99;
+	cfg.psi_threshold = 0;
+	est_update(&res, &cfg, NULL, &prev, &s, &st);
+	assert_int_equal(st.reasons, 0);
+}
+
+/* A declared demand overrides that resource's estimate (even while
+ * probing); undeclared resources are still estimated. */
+static void test_declared_overrides(void **unused)
+{
+	struct fsd_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+	double declared[FSD_MAX_RES];
+	char why[64];
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&st);
+	for (int r = 0; r < FSD_MAX_RES; r++)
+		declared[r] = NAN;
+	declared[MEM] = 4 * GiB;
+	declared[WR] = 0; /* declared "no writes": floored, not estimated */
+	busy_sample(&s);
+	s.cpu_throttled_delta = 1;
+	est_update(&res, &cfg, declared, &st, &s, &st);
+	assert_near(st.demand[MEM], 4 * GiB);
+	assert_near(st.demand[CPU], 1.5 * 1.5);
+	assert_near(st.demand[RD], 10 * MiB * 1.5);
+	assert_near(st.demand[WR], cfg.floor_share * 100 * MiB);
+	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "cpu-throttled,declared");
+
+	/* declared beyond capacity is capped to the host */
+	declared[CPU] = 64;
+	est_update(&res, &cfg, declared, &st, &s, &st);
+	assert_near(st.demand[CPU], 8);
+}
+
+/* An idle tenant keeps a small positive demand on every resource. */
+static void test_idle_floor(void **unused)
+{
+	struct fsd_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&st);
+	est_sample_init(&s);
+	s.usage[CPU] = NAN; /* a broken sample must not poison the estimate */
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	for (int r = 0; r < NRES; r++)
+		assert_near(st.demand[r], 1e-3 * res.capacity[r]);
+}
+
+/* Pure: the same inputs give the same output, prev is not modified. */
+static void test_pure(void **unused)
+{
+	struct fsd_resources res;
+	struct est_config cfg;
+	struct est_state prev, a, b, copy;
+	struct est_sample s;
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&prev);
+	busy_sample(&s);
+	s.cpu_throttled_delta = 1;
+	est_update(&res, &cfg, NULL, &prev, &s, &prev);
+	copy = prev;
+	est_update(&res, &cfg, NULL, &prev, &s, &a);
+	est_update(&res, &cfg, NULL, &prev, &s, &b);
+	assert_memory_equal(&prev, &copy, sizeof(prev));
+	assert_memory_equal(&a, &b, sizeof(a));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_resources_names),
+	    cmocka_unit_test(test_unheld_is_usage),
+	    cmocka_unit_test(test_throttled_probes_up_bounded),
+	    cmocka_unit_test(test_released_decays),
+	    cmocka_unit_test(test_reprobe_from_current),
+	    cmocka_unit_test(test_signals),
+	    cmocka_unit_test(test_declared_overrides),
+	    cmocka_unit_test(test_idle_floor),
+	    cmocka_unit_test(test_pure),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fairshared end to end over a fake cgroupfs tree (mkdtemp): --once output,
+ * READY=1/STATUS= over our own NOTIFY_SOCKET, dry-run writes nothing, a real
+ * run writes the planned values and restores the originals on SIGTERM,
+ * SIGHUP with a broken config keeps running, --release after a crash
+ * restores, a bad config exits 78.
+ *
+ * The counters in the fake tree do not move, so usage is 0 and the tenants'
+ * demands come from their declared `demand` (cpu 3 and cpu 2 of 4 cores):
+ * PS-DSF on one pool (= weighted DRF): 0.75 x_a = 0.5 x_b and
+ * 3 x_a + 2 x_b = 4 give x_a = 2/3, x_b = 1: 2 cores each, cpu the only
+ * bottleneck -> hard limits "200000 100000", everything else lifted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent_testutil.h"
+
+#ifndef FAIRSHARED_PATH
+#error "FAIRSHARED_PATH must name the fairshared binary"
+#endif
+
+struct fixture {
+	char *dir;
+	char disk[32]; /* "MAJ:MIN" of a whole disk of this host, "" if none */
+	char cg[512], conf[512], state[512], notify[512], log[512], out[512];
+	int notify_fd;
+};
+
+static const char *const tenants[] = {"a.slice", "b.slice"};
+
+static void fake_cgroup(const char *root, const char *name)
+{
+	static const struct {
+		const char *file, *text;
+	} files[] = {
+	    {"cpu.stat", "usage_usec 1000\nuser_usec 600\nsystem_usec 400\nnr_periods 0\n"
+			 "nr_throttled 0\nthrottled_usec 0\n"},
+	    {"cpu.max", "max 100000\n"},
+	    {"cpu.weight", "50\n"},
+	    {"memory.current", "104857600\n"},
+	    {"memory.stat", "anon 52428800\nfile 52428800\nactive_anon 0\ninactive_anon 0\n"
+			    "active_file 0\ninactive_file 0\n"},
+	    {"memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n"},
+	    {"memory.high", "max\n"},
+	    {"memory.max", "max\n"},
+	    {"io.stat", ""},
+	    {"io.max", ""},
+	    {"io.weight", "default 100\n"},
+	    {"cpu.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+			     "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"},
+	    {"memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+				"full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"},
+	    {"io.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+			    "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"},
+	    {"cgroup.procs", ""},
+	};
+	char rel[256];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(rel, sizeof(rel), "%s/%s", name, files[i].file);
+		at_write(root, rel, files[i].text);
+	}
+}
+
+/* io.NAME needs a real whole disk (the config resolves it in /sys). */
+static void find_disk(struct fixture *f)
+{
+	static const char *const names[] = {"vda", "sda", "nvme0n1", "xvda", "loop0"};
+	char path[128];
+
+	f->disk[0] = '\0';
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !f->disk[0]; i++) {
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "/sys/block/%s/dev", names[i]);
+		fp = fopen(path, "r");
+		if (!fp)
+			continue;
+		if (!fgets(f->disk, sizeof(f->disk), fp))
+			f->disk[0] = '\0';
+		f->disk[strcspn(f->disk, "\n")] = '\0';
+		fclose(fp);
+	}
+}
+
+static void write_conf(struct fixture *f, const char *extra_agent, const char *b_demand)
+{
+	char text[2048], io[96] = "";
+
+	if (f->disk[0])
+		snprintf(io, sizeof(io), "io.disk0 = %s 100M 50M\n", f->disk);
+
+	snprintf(text, sizeof(text),
+		 "[agent]\n"
+		 "interval = 100ms\n"
+		 "policy = psdsf\n"
+		 "cgroup_root = %s\n"
+		 "state_dir = %s\n"
+		 "socket = %s/control.sock\n"
+		 "on_exit = restore\n"
+		 "%s"
+		 "\n[resources]\n"
+		 "cpu = 4\n"
+		 "memory = 8G\n"
+		 "%s"
+		 "\n[tenant.a]\n"
+		 "cgroup = a.slice\n"
+		 "demand = cpu 3, memory 1G\n"
+		 "\n[tenant.b]\n"
+		 "cgroup = b.slice\n"
+		 "demand = %s\n",
+		 f->cg, f->state, f->state, extra_agent, io, b_demand);
+	at_write(f->dir, "fairshare.conf", text);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	assert_non_null(f);
+	f->dir = at_mkdtemp();
+	snprintf(f->cg, sizeof(f->cg), "%s/cg", f->dir);
+	snprintf(f->conf, sizeof(f->conf), "%s/fairshare.conf", f->dir);
+	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
+	snprintf(f->notify, sizeof(f->notify), "%s/notify", f->dir);
+	snprintf(f->log, sizeof(f->log), "%s/daemon.log", f->dir);
+	snprintf(f->out, sizeof(f->out), "%s/daemon.out", f->dir);
+	find_disk(f);
+	at_mkdir(f->dir, "cg");
+	for (size_t i = 0; i < 2; i++)
+		fake_cgroup(f->cg, tenants[i]);
+	write_conf(f, "", "cpu 2, memory 1G");
+
+	f->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(f->notify_fd >= 0);
+	assert_true(strlen(f->notify) < sizeof(sa.sun_path));
+	strcpy(sa.sun_path, f->notify);
+	assert_int_equal(bind(f->notify_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	close(f->notify_fd);
+	at_rmtree(f->dir);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+static pid_t spawn(struct fixture *f, const char *const *args)
+{
+	const char *argv[12] = {FAIRSHARED_PATH, "--config", f->conf};
+	size_t n = 3;
+	pid_t pid;
+
+	for (; *args && n < 11; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int out = open(f->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int err = open(f->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+		if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+			_exit(127);
+		setenv("NOTIFY_SOCKET", f->notify, 1);
+		setenv("FAIRSHARED_LOG_LEVEL", "debug", 1);
+		unsetenv("JOURNAL_STREAM");
+		unsetenv("WATCHDOG_USEC");
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int wait_exit(pid_t pid)
+{
+	int st;
+
+	for (int i = 0; i < 300; i++) { /* 30 s */
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(100000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	fail_msg("fairshared did not exit");
+	return -1;
+}
+
+/* Reads notify datagrams until one contains want; returns it (static). */
+static const char *wait_notify(struct fixture *f, const char *want)
+{
+	static char msg[4096];
+
+	for (;;) {
+		struct pollfd p = {.fd = f->notify_fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&p, 1, 20000) != 1)
+			fail_msg("no \"%s\" on NOTIFY_SOCKET within 20 s", want);
+		n = recv(f->notify_fd, msg, sizeof(msg) - 1, 0);
+		assert_true(n >= 0);
+		msg[n] = '\0';
+		if (strstr(msg, want))
+			return msg;
+	}
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[1 << 16];
+	FILE *fp = fopen(path, "r");
+	size_t n;
+
+	if (!fp)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+/* An io.max line that limits nothing ("" or "MAJ:MIN rbps=max ..."). */
+static bool all_max(const char *v)
+{
+	const char *eq;
+
+	if (!v)
+		return false;
+	for (eq = strchr(v, '='); eq; eq = strchr(eq + 1, '='))
+		if (strncmp(eq + 1, "max", 3))
+			return false;
+	return true;
+}
+
+/* Every file of the fake tree as one string, to see that nothing changed.
+ * Trailing newlines are dropped: the kernel adds them on read, the writer
+ * restores the value without. */
+static char *snapshot(const struct fixture *f)
+{
+	static const char *const files[] = {"cpu.max",	  "cpu.weight", "memory.high",
+					    "memory.max", "io.max",	"io.weight"};
+	size_t cap = 8192, used = 0;
+	char *s = calloc(1, cap);
+
+	assert_non_null(s);
+	for (size_t t = 0; t < 2; t++)
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			char rel[256];
+			const char *v;
+
+			snprintf(rel, sizeof(rel), "cg/%s/%s", tenants[t], files[i]);
+			v = at_read(f->dir, rel);
+			if (!strcmp(files[i], "io.max") && all_max(v))
+				v = "";
+			used += (size_t)snprintf(s + used, cap - used, "%s=%.*s|", rel,
+						 v ? (int)strcspn(v, "\n") : 6, v ? v : "(none)");
+		}
+	return s;
+}
+
+static const char *cg_file(const struct fixture *f, const char *tenant, const char *file)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "cg/%s/%s", tenant, file);
+	return at_read(f->dir, rel);
+}
+
+static void test_once_dry_run_prints_plan(void **state)
+{
+	struct fixture *f = *state;
+	const char *args[] = {"--dry-run", "--once", NULL};
+	char *before = snapshot(f), *after;
+	const char *out;
+	struct stat st;
+
+	assert_int_equal(wait_exit(spawn(f, args)), 0);
+	out = slurp(f->out);
+	assert_non_null(out);
+	assert_non_null(strstr(out, "tenant=a mode=limits x=0.6667"));
+	assert_non_null(strstr(out, "tenant=b mode=limits x=1.0000"));
+	assert_non_null(strstr(out, "cpu.max=\"200000 100000\""));
+	assert_non_null(strstr(out, "memory.high=max memory.max=max"));
+	assert_non_null(strstr(out, "write=1"));
+	after = snapshot(f);
+	assert_string_equal(before, after);
+	assert_int_equal(stat(f->state, &st), -1); /* dry-run: no state dir either */
+	free(before);
+	free(after);
+}
+
+static void test_ready_dry_run_writes_nothing(void **state)
+{
+	struct fixture *f = *state;
+	const char *args[] = {"--dry-run", NULL};
+	char *before = snapshot(f), *after;
+	const char *msg, *log;
+	pid_t pid = spawn(f, args);
+
+	msg = wait_notify(f, "READY=1");
+	assert_non_null(strstr(msg, "STATUS=period 1: limits (dry-run), psdsf, bottlenecks: cpu"));
+	msg = wait_notify(f, "STATUS=period 3:");
+	assert_null(strstr(msg, "READY=1")); /* READY only once */
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid), 0);
+	after = snapshot(f);
+	assert_string_equal(before, after);
+	log = slurp(f->log);
+	assert_non_null(log);
+	/* the per-period debug line a VM test can grep */
+	assert_non_null(strstr(log, "debug: tenant=a mode=limits x=0.6667"));
+	assert_non_null(strstr(log, "info: mode none -> limits"));
+	free(before);
+	free(after);
+}
+
+static void test_writes_then_restores_on_sigterm(void **state)
+{
+	struct fixture *f = *state;
+	const char *args[] = {NULL};
+	char *before = snapshot(f), *after;
+	pid_t pid = spawn(f, args);
+
+	wait_notify(f, "READY=1");
+	assert_string_equal(cg_file(f, "a.slice", "cpu.max"), "200000 100000");
+	assert_string_equal(cg_file(f, "b.slice", "cpu.max"), "200000 100000");
+	assert_string_equal(cg_file(f, "a.slice", "cpu.weight"), "100");
+	assert_string_equal(cg_file(f, "b.slice", "io.weight"), "default 100\n");
+	assert_non_null(at_read(f->dir, "state/writer.state"));
+	/* io is not a bottleneck: lifted, i.e. "max" = the empty io.max */
+	assert_true(all_max(cg_file(f, "a.slice", "io.max")));
+
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid), 0);
+	after = snapshot(f);
+	assert_string_equal(before, after);
+	assert_non_null(strstr(slurp(f->log), "restored the original cgroup values"));
+	free(before);
+	free(after);
+}
+
+/* SIGHUP: a broken file is refused and the daemon keeps running; a good
+ * one is swapped in (b now wants 1 core: not a bottleneck any more). */
+static void test_reload(void **state)
+{
+	struct fixture *f = *state;
+	const char *args[] = {"--dry-run", NULL};
+	pid_t pid = spawn(f, args);
+	const char *msg;
+
+	wait_notify(f, "READY=1");
+	at_write(f->dir, "fairshare.conf", "[agent]\nbogus = 1\n");
+	kill(pid, SIGHUP);
+	wait_notify(f, "RELOADING=1");
+	msg = wait_notify(f, "READY=1");
+	assert_non_null(strstr(msg, "reload failed"));
+	wait_notify(f, "STATUS=period");
+	assert_non_null(strstr(slurp(f->log), "reload refused, keeping the running config"));
+
+	write_conf(f, "", "cpu 0.5, memory 1G");
+	kill(pid, SIGHUP);
+	msg = wait_notify(f, "READY=1");
+	assert_non_null(strstr(msg, "STATUS=reloaded"));
+	msg = wait_notify(f, "bottlenecks: none");
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid), 0);
+}
+
+/* After a crash (SIGKILL) the values stay; --release restores them from
+ * the state file (the unit's ExecStopPost). */
+static void test_release_after_crash(void **state)
+{
+	struct fixture *f = *state;
+	const char *none[] = {NULL};
+	const char *release[] = {"--release", NULL};
+	char *before = snapshot(f), *after;
+	pid_t pid = spawn(f, none);
+
+	wait_notify(f, "READY=1");
+	kill(pid, SIGKILL);
+	assert_int_equal(wait_exit(pid), 128 + SIGKILL);
+	assert_string_equal(cg_file(f, "a.slice", "cpu.max"), "200000 100000");
+	assert_int_equal(wait_exit(spawn(f, release)), 0);
+	after = snapshot(f);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+}
+
+static void test_exit_codes(void **state)
+{
+	struct fixture *f = *state;
+	const char *bad[] = {"--no-such-flag", NULL};
+	const char *none[] = {NULL};
+
+	assert_int_equal(wait_exit(spawn(f, bad)), 2);
+	at_write(f->dir, "fairshare.conf", "[agent]\ninterval = soon\n");
+	assert_int_equal(wait_exit(spawn(f, none)), 78);
+	assert_non_null(strstr(slurp(f->log), "fairshare.conf:2:"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_once_dry_run_prints_plan, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ready_dry_run_writes_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_writes_then_restores_on_sigterm, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_release_after_crash, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exit_codes, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

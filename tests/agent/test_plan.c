@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: MIT */
+/* The planner (agent/plan.c): issue 3 "Solve and plan". */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "plan.h"
+
+#define GiB (1024.0 * 1024 * 1024)
+#define MiB (1024.0 * 1024)
+
+enum { CPU, MEM, RD, WR, NRES };
+
+/* 4 cores, 8 GiB, one disk 254:0 with 100 MiB/s each way. */
+static void host(struct plan_config *cfg)
+{
+	plan_config_default(cfg);
+	assert_int_equal(fsd_resources_add(&cfg->res, FSD_RES_CPU, NULL, 4, -1, 0, 0), CPU);
+	assert_int_equal(fsd_resources_add(&cfg->res, FSD_RES_MEM, NULL, 8 * GiB, -1, 0, 0), MEM);
+	assert_int_equal(
+	    fsd_resources_add(&cfg->res, FSD_RES_IO_RBPS, "io.disk0.rbps", 100 * MiB, 0, 254, 0),
+	    RD);
+	assert_int_equal(
+	    fsd_resources_add(&cfg->res, FSD_RES_IO_WBPS, "io.disk0.wbps", 100 * MiB, 0, 254, 0),
+	    WR);
+}
+
+static void tenant(struct plan_tenant_in *t, const char *name, double cpu, double mem, double rd,
+		   double wr)
+{
+	plan_tenant_in_init(t, name);
+	t->demand[CPU] = cpu;
+	t->demand[MEM] = mem;
+	t->demand[RD] = rd;
+	t->demand[WR] = wr;
+	/* usage = demand unless a test says otherwise */
+	memcpy(t->usage, t->demand, sizeof(t->usage));
+}
+
+static void assert_near(double a, double b)
+{
+	if (fabs(a - b) > 1e-6 * fmax(1, fabs(b)))
+		fail_msg("%.12g != %.12g", a, b);
+}
+
+static void compute(const struct plan_config *cfg, size_t n, const struct plan_tenant_in *in,
+		    const struct plan *prev, struct plan *out)
+{
+	struct fs_error err = {{0}};
+	int r = plan_compute(cfg, n, in, prev, out, &err);
+
+	if (r < 0)
+		fail_msg("plan_compute: %d %s", r, err.msg);
+}
+
+/* The plan's allocation is fs_solve's answer on the problem the planner
+ * builds (psdsf and njc), and alloc = x * demand. */
+static void test_allocation_is_fs_solve(void **unused)
+{
+	static const enum fs_rule rules[] = {FS_RULE_PSDSF, FS_RULE_NJC};
+	struct plan_config cfg;
+	struct plan_tenant_in in[3];
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "a", 3, 1 * GiB, 10 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 1, 6 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[2], "c", 2, 2 * GiB, 80 * MiB, 40 * MiB);
+	in[1].weight = 2;
+	for (size_t k = 0; k < 2; k++) {
+		struct plan_problem pp;
+		struct fs_solution sol;
+		struct fs_error err = {{0}};
+		struct plan pl;
+
+		cfg.rule = rules[k];
+		compute(&cfg, 3, in, NULL, &pl);
+		assert_int_equal(plan_problem_build(&cfg, 3, in, &pp), 0);
+		assert_int_equal(pp.p.n_tenants, 3);
+		assert_int_equal(pp.p.n_pools, 1);
+		assert_near(pp.p.max_tasks[0], 1);
+		assert_int_equal(fs_solve(&pp.p, rules[k], NULL, &sol, &err), 0);
+		for (size_t i = 0; i < 3; i++) {
+			assert_near(pl.t[i].x, sol.x[i]);
+			assert_near(pl.t[i].share, sol.tenant[i].share);
+			assert_true(pl.t[i].x >= 0 && pl.t[i].x <= 1 + 1e-9);
+			for (size_t r = 0; r < NRES; r++)
+				assert_near(pl.t[i].alloc[r], sol.x[i] * in[i].demand[r]);
+		}
+		fs_solution_free(&sol);
+		plan_problem_free(&pp);
+		plan_free(&pl);
+	}
+}
+
+/* One bottleneck (cpu): weighted DRF on one pool. a wants 4 cores, b 2;
+ * equal dominant shares would give b x=1 (2 cores) and a the other 2 cores
+ * (x=0.5). cpu gets hard limits, the other resources are lifted. */
+static void test_single_bottleneck_limits(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan pl;
+	char buf[PLAN_IO_LINE_MAX];
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "a", 4, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 2, 1 * GiB, 1 * MiB, 1 * MiB);
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_near(pl.t[0].x, 0.5);
+	assert_near(pl.t[1].x, 1);
+	assert_true(pl.saturated[CPU]);
+	assert_false(pl.saturated[MEM]);
+	assert_int_equal(pl.n_saturated, 1);
+	assert_int_equal(pl.mode, PLAN_MODE_LIMITS);
+	assert_true(pl.mode_changed);
+	assert_non_null(strstr(pl.mode_reason, "1 bottleneck (cpu)"));
+	assert_int_equal(pl.t[0].bottleneck, CPU);
+	for (size_t i = 0; i < 2; i++) {
+		assert_true(pl.t[i].write);
+		assert_int_equal(pl.t[i].cpu_quota_usec, 200000);
+		assert_int_equal(pl.t[i].cpu_period_usec, 100000);
+		plan_fmt_cpu_max(&pl.t[i], buf, sizeof(buf));
+		assert_string_equal(buf, "200000 100000");
+		assert_true(pl.t[i].mem_high == PLAN_MAX);
+		assert_true(pl.t[i].mem_max == PLAN_MAX);
+		assert_true(isinf(pl.t[i].limit[MEM]));
+		assert_true(plan_fmt_io_max(&cfg, &pl.t[i], 0, buf, sizeof(buf)));
+		assert_string_equal(buf, "254:0 rbps=max wbps=max");
+		assert_int_equal(pl.t[i].cpu_weight, 100);
+		assert_int_equal(pl.t[i].io_weight, 100);
+	}
+	assert_false(plan_fmt_io_max(&cfg, &pl.t[0], 1, buf, sizeof(buf)));
+
+	/* Same input against the previous plan: the mode did not change. */
+	struct plan again;
+	compute(&cfg, 2, in, &pl, &again);
+	assert_false(again.mode_changed);
+	plan_free(&again);
+	plan_free(&pl);
+}
+
+/* Work conservation: a saturated resource's leftover (here 5 % of cpu, with
+ * the bottleneck threshold at 90 %) is shared by weight, so the limits sum
+ * to the capacity; unsaturated resources are lifted. */
+static void test_leftover_by_weight(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan pl;
+
+	(void)unused;
+	host(&cfg);
+	cfg.saturated = 0.9;
+	tenant(&in[0], "a", 1.9, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 1.9, 1 * GiB, 1 * MiB, 1 * MiB);
+	in[0].weight = 3;
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_near(pl.t[0].x, 1);
+	assert_near(pl.t[1].x, 1);
+	assert_true(pl.saturated[CPU]);
+	assert_near(pl.t[0].limit[CPU], 1.9 + 0.2 * 3 / 4);
+	assert_near(pl.t[1].limit[CPU], 1.9 + 0.2 * 1 / 4);
+	assert_near(pl.t[0].limit[CPU] + pl.t[1].limit[CPU], 4);
+	assert_int_equal(pl.t[0].cpu_quota_usec, 205000);
+	assert_int_equal(pl.t[1].cpu_quota_usec, 195000);
+	assert_int_equal(pl.t[0].cpu_weight, 300); /* base weight x tenant weight */
+	assert_true(isinf(pl.t[0].limit[RD]));
+	plan_free(&pl);
+
+	/* Nothing saturated: every limit is lifted (fully work-conserving). */
+	cfg.saturated = 0.99;
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_int_equal(pl.n_saturated, 0);
+	assert_true(pl.t[0].cpu_quota_usec == PLAN_MAX);
+	assert_true(pl.t[1].mem_max == PLAN_MAX);
+	plan_free(&pl);
+}
+
+/* cpu.max quota floor 1 ms; a configured cap is kept as a ceiling even when
+ * the resource is not saturated. */
+static void test_cpu_floor_and_caps(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan pl;
+	char buf[64];
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "big", 4, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "tiny", 0.004, 1 * GiB, 1 * MiB, 1 * MiB);
+	in[1].weight = 1e-4; /* x = 1 anyway, alloc 0.004 core = 400 us */
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_true(pl.saturated[CPU]);
+	assert_int_equal(pl.t[1].cpu_quota_usec, 1000);
+	assert_int_equal(pl.t[1].cpu_weight, 1); /* clamped to [1, 10000] */
+	plan_free(&pl);
+
+	tenant(&in[0], "a", 1, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 1, 1 * GiB, 1 * MiB, 1 * MiB);
+	in[0].max[CPU] = 0.5;
+	in[0].max[WR] = 2 * MiB;
+	in[1].min[MEM] = 2 * GiB;
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_int_equal(pl.n_saturated, 0);
+	plan_fmt_cpu_max(&pl.t[0], buf, sizeof(buf));
+	assert_string_equal(buf, "50000 100000");
+	assert_true(plan_fmt_io_max(&cfg, &pl.t[0], 0, buf, sizeof(buf)));
+	assert_string_equal(buf, "254:0 rbps=max wbps=2097152");
+	/* a floor alone does not impose a limit on an unsaturated resource */
+	assert_true(pl.t[1].mem_high == PLAN_MAX);
+	plan_free(&pl);
+}
+
+/* memory.high = allocation; memory.max never below usage + margin, never
+ * below memory.high, and lowered by at most 25 % per period. */
+static void test_memory_safety(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan p1, p2, p3;
+	const uint64_t margin = 64ull << 20;
+
+	(void)unused;
+	host(&cfg);
+	/* both want 6 GiB of 8: memory is the only bottleneck, 4 GiB each */
+	tenant(&in[0], "a", 0.5, 6 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 0.5, 6 * GiB, 1 * MiB, 1 * MiB);
+	in[0].usage[MEM] = 5 * GiB; /* a is above its allocation */
+	in[1].usage[MEM] = 1 * GiB;
+	compute(&cfg, 2, in, NULL, &p1);
+	assert_int_equal(p1.mode, PLAN_MODE_LIMITS);
+	assert_true(p1.saturated[MEM]);
+	for (size_t i = 0; i < 2; i++) {
+		assert_near(p1.t[i].x, 2.0 / 3);
+		assert_int_equal(p1.t[i].mem_high, 4ull << 30);
+		/* first step down from "max" (= capacity + margin) is bounded */
+		uint64_t step = (uint64_t)llround((8 * GiB + margin) * 0.75);
+		assert_int_equal(p1.t[i].mem_max, (step + 4095) / 4096 * 4096);
+		assert_true(p1.t[i].mem_max >= p1.t[i].mem_high);
+		assert_int_equal(p1.t[i].mem_max % 4096, 0);
+	}
+
+	compute(&cfg, 2, in, &p1, &p2);
+	/* a: 0.75 * previous < usage + margin -> usage + margin */
+	assert_int_equal(p2.t[0].mem_max, (5ull << 30) + margin);
+	/* b: usage is small; bounded by the step from the previous value */
+	uint64_t step = (uint64_t)llround((double)p1.t[1].mem_max * 0.75);
+	assert_int_equal(p2.t[1].mem_max, (step + 4095) / 4096 * 4096);
+	assert_true(p2.t[1].mem_max > (4ull << 30) + margin);
+
+	/* b converges to memory.high + margin, never below */
+	for (int k = 0; k < 10; k++) {
+		compute(&cfg, 2, in, &p2, &p3);
+		assert_true(p3.t[1].mem_max <= p2.t[1].mem_max);
+		assert_true(p3.t[1].mem_max >= (uint64_t)(0.75 * (double)p2.t[1].mem_max));
+		plan_free(&p2);
+		p2 = p3;
+	}
+	assert_int_equal(p2.t[1].mem_max, (4ull << 30) + margin);
+	assert_int_equal(p2.t[0].mem_max, (5ull << 30) + margin);
+
+	/* without margin memory.max is still never below memory.high */
+	cfg.mem_margin = 0;
+	in[0].usage[MEM] = 0;
+	for (int k = 0; k < 20; k++) {
+		compute(&cfg, 2, in, &p2, &p3);
+		assert_true(p3.t[0].mem_max >= p3.t[0].mem_high);
+		plan_free(&p2);
+		p2 = p3;
+	}
+	assert_int_equal(p2.t[0].mem_max, p2.t[0].mem_high);
+	plan_free(&p1);
+	plan_free(&p2);
+}
+
+/* io: each direction is its own resource, so the io.max split follows the
+ * tenant's read/write mix (a reads 3:1, b writes 3:1). Both directions
+ * saturate (x = 0.625 each) but they are one device: still hard limits. */
+static void test_io_split_by_mix(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan pl;
+	char buf[PLAN_IO_LINE_MAX];
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "a", 0.1, 1 * GiB, 120 * MiB, 40 * MiB);
+	tenant(&in[1], "b", 0.1, 1 * GiB, 40 * MiB, 120 * MiB);
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_true(pl.saturated[RD] && pl.saturated[WR]);
+	assert_int_equal(pl.n_saturated, 2);
+	assert_int_equal(pl.n_bottlenecks, 1);
+	assert_int_equal(pl.mode, PLAN_MODE_LIMITS);
+	assert_near(pl.t[0].x, 0.625);
+	assert_near((double)pl.t[0].io[RD], 75 * MiB);
+	assert_near((double)pl.t[0].io[WR], 25 * MiB);
+	assert_near((double)pl.t[0].io[RD] / (double)pl.t[0].io[WR], 3);
+	assert_near((double)pl.t[1].io[WR] / (double)pl.t[1].io[RD], 3);
+	assert_true(plan_fmt_io_max(&cfg, &pl.t[0], 0, buf, sizeof(buf)));
+	assert_string_equal(buf, "254:0 rbps=78643200 wbps=26214400");
+	plan_free(&pl);
+
+	/* A direction the tenant never uses still gets the floor, never 0. */
+	tenant(&in[0], "a", 0.1, 1 * GiB, 200 * MiB, 0);
+	tenant(&in[1], "b", 0.1, 1 * GiB, 0, 200 * MiB);
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_int_equal(pl.t[0].io[WR], cfg.io_min_bps);
+	assert_int_equal(pl.t[1].io[RD], cfg.io_min_bps);
+	plan_free(&pl);
+}
+
+/* Two bottlenecks (cpu and memory at the NJC / weighted PF point: a is
+ * cpu-heavy, b memory-heavy; the KKT multipliers of both are positive):
+ * auto switches to minimal-gap weights, lifts cpu.max/io.max, and the
+ * weights follow fs_minimal_gap computed independently. */
+static void test_two_bottlenecks_weights(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan pl;
+	struct fs_error err = {{0}};
+	double entitled[2 * NRES], consumed[2 * NRES], prio[2];
+	bool promoted[2];
+	char buf[PLAN_IO_LINE_MAX];
+
+	(void)unused;
+	host(&cfg);
+	cfg.rule = FS_RULE_NJC;
+	tenant(&in[0], "a", 4, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 1, 8 * GiB, 1 * MiB, 1 * MiB);
+	in[0].usage[CPU] = 3;
+	in[0].usage[MEM] = 0.5 * GiB;
+	in[1].usage[CPU] = 0.5;
+	in[1].usage[MEM] = 3 * GiB;
+	compute(&cfg, 2, in, NULL, &pl);
+	/* 4 xa + xb = 4 and xa + 8 xb = 8 */
+	assert_near(pl.t[0].x, 24.0 / 31);
+	assert_near(pl.t[1].x, 28.0 / 31);
+	assert_true(pl.saturated[CPU] && pl.saturated[MEM]);
+	assert_int_equal(pl.n_saturated, 2);
+	assert_int_equal(pl.n_bottlenecks, 2);
+	assert_int_equal(pl.mode, PLAN_MODE_WEIGHTS);
+	assert_non_null(strstr(pl.mode_reason, "2 bottlenecks (cpu, memory)"));
+
+	for (size_t i = 0; i < 2; i++)
+		for (size_t r = 0; r < NRES; r++) {
+			entitled[i * NRES + r] = 0.5;
+			consumed[i * NRES + r] = in[i].usage[r] / cfg.res.capacity[r];
+		}
+	assert_int_equal(
+	    fs_minimal_gap(2, NRES, entitled, consumed, pl.saturated, prio, NULL, promoted, &err),
+	    0);
+	assert_false(promoted[0]); /* a is above its entitlement on cpu */
+	assert_true(promoted[1]);  /* b is below it on both bottlenecks */
+	for (size_t i = 0; i < 2; i++) {
+		double want = promoted[i] ? 100 * (1 + 9 * prio[i]) : 100;
+
+		assert_near(pl.t[i].gap, prio[i]);
+		assert_int_equal(pl.t[i].promoted, promoted[i]);
+		assert_int_equal(pl.t[i].cpu_weight, (uint64_t)llround(want));
+		assert_int_equal(pl.t[i].io_weight, pl.t[i].cpu_weight);
+		assert_true(pl.t[i].cpu_quota_usec == PLAN_MAX);
+		assert_true(plan_fmt_io_max(&cfg, &pl.t[i], 0, buf, sizeof(buf)));
+		assert_string_equal(buf, "254:0 rbps=max wbps=max");
+		/* memory has no weight knob: it keeps its limits */
+		assert_true(pl.t[i].mem_high != PLAN_MAX);
+		assert_true(pl.t[i].write);
+	}
+	assert_true(pl.t[1].cpu_weight > pl.t[0].cpu_weight);
+
+	/* The same problem with limits forced keeps hard cpu limits. */
+	struct plan lim;
+	cfg.enforce = PLAN_ENFORCE_LIMITS;
+	compute(&cfg, 2, in, &pl, &lim);
+	assert_int_equal(lim.mode, PLAN_MODE_LIMITS);
+	assert_true(lim.mode_changed);
+	assert_int_equal(lim.t[0].cpu_quota_usec, (uint64_t)llround(4 * 24.0 / 31 * 100000));
+	assert_int_equal(lim.t[0].cpu_weight, 100);
+	plan_free(&lim);
+	plan_free(&pl);
+}
+
+/* Forced weights with one bottleneck keeps only the configured caps;
+ * forced off marks nothing for writing. */
+static void test_forced_modes(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan pl;
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "a", 4, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 2, 1 * GiB, 1 * MiB, 1 * MiB);
+	in[1].max[CPU] = 1.5;
+	cfg.enforce = PLAN_ENFORCE_WEIGHTS;
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_int_equal(pl.mode, PLAN_MODE_WEIGHTS);
+	assert_non_null(strstr(pl.mode_reason, "enforce=weights"));
+	assert_true(pl.t[0].cpu_quota_usec == PLAN_MAX);
+	assert_int_equal(pl.t[1].cpu_quota_usec, 150000);
+	plan_free(&pl);
+
+	cfg.enforce = PLAN_ENFORCE_OFF;
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_int_equal(pl.mode, PLAN_MODE_OFF);
+	assert_string_equal(plan_mode_name(pl.mode), "off");
+	assert_false(pl.t[0].write);
+	assert_false(pl.t[1].write);
+	assert_true(pl.t[0].x > 0); /* still solved, for publishing */
+	plan_free(&pl);
+}
+
+/* A vanished tenant is left out of the problem and not written. */
+static void test_absent_tenant(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan pl;
+	char line[1024];
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "gone", 4, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 4, 1 * GiB, 1 * MiB, 1 * MiB);
+	in[0].present = false;
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_false(pl.t[0].write);
+	assert_false(pl.t[0].in_problem);
+	assert_true(pl.t[1].in_problem);
+	assert_near(pl.t[1].x, 1);
+	plan_fmt_summary(&cfg, &pl, 1, line, sizeof(line));
+	assert_non_null(strstr(line, "tenant=b mode=limits x=1.0000"));
+	assert_non_null(strstr(line, "io.max=\"254:0 rbps=max wbps=max\""));
+	plan_free(&pl);
+
+	in[1].present = false;
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_int_equal(pl.n_saturated, 0);
+	assert_false(pl.t[1].write);
+	plan_free(&pl);
+}
+
+/* Bad problems come back as errors with a message. */
+static void test_errors(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[1];
+	struct plan pl;
+	struct fs_error err = {{0}};
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "neg", -1, 1 * GiB, 1 * MiB, 1 * MiB);
+	assert_true(plan_compute(&cfg, 1, in, NULL, &pl, &err) < 0);
+	assert_non_null(strstr(err.msg, "neg"));
+	plan_free(&pl);
+	plan_config_default(&cfg);
+	assert_int_equal(plan_compute(&cfg, 1, in, NULL, &pl, &err), -EINVAL);
+	plan_free(&pl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_allocation_is_fs_solve),
+	    cmocka_unit_test(test_single_bottleneck_limits),
+	    cmocka_unit_test(test_leftover_by_weight),
+	    cmocka_unit_test(test_cpu_floor_and_caps),
+	    cmocka_unit_test(test_memory_safety),
+	    cmocka_unit_test(test_io_split_by_mix),
+	    cmocka_unit_test(test_two_bottlenecks_weights),
+	    cmocka_unit_test(test_forced_modes),
+	    cmocka_unit_test(test_absent_tenant),
+	    cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Stat-file parsers (formats copied from a 6.1 kernel's cgroup2, see
+ * shared/notes/vm-and-bpf-measurements.md section 2) and the cgroupfs sampler
+ * against a fake tree: rates, counter reset, missing cgroup, missing PSI.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "agent_testutil.h"
+#include "sample.h"
+#include "sample_parse.h"
+
+static const char cpu_stat_61[] = "usage_usec 856696\n"
+				  "user_usec 850000\n"
+				  "system_usec 6696\n"
+				  "core_sched.force_idle_usec 0\n"
+				  "nr_periods 42\n"
+				  "nr_throttled 41\n"
+				  "throttled_usec 3212345\n"
+				  "nr_bursts 0\n"
+				  "burst_usec 0\n";
+
+static void test_cpu_stat(void **state)
+{
+	struct fs_cpu_stat s;
+
+	(void)state;
+	assert_int_equal(fs_parse_cpu_stat(cpu_stat_61, &s), 0);
+	assert_int_equal(s.usage_usec, 856696);
+	assert_int_equal(s.user_usec, 850000);
+	assert_int_equal(s.system_usec, 6696);
+	assert_int_equal(s.nr_periods, 42);
+	assert_int_equal(s.nr_throttled, 41);
+	assert_int_equal(s.throttled_usec, 3212345);
+	assert_int_equal(s.have, FS_CPU_USAGE | FS_CPU_USER | FS_CPU_SYSTEM | FS_CPU_NR_PERIODS |
+				     FS_CPU_NR_THROTTLED | FS_CPU_THROTTLED);
+	/* Without the cpu controller only the first three keys exist. */
+	assert_int_equal(fs_parse_cpu_stat("usage_usec 5\nuser_usec 3\nsystem_usec 2\n", &s), 0);
+	assert_int_equal(s.have, FS_CPU_USAGE | FS_CPU_USER | FS_CPU_SYSTEM);
+	assert_int_equal(s.nr_throttled, 0);
+	/* No trailing newline is fine; a bad number is not. */
+	assert_int_equal(fs_parse_cpu_stat("usage_usec 5", &s), 0);
+	assert_int_equal(s.usage_usec, 5);
+	assert_int_equal(fs_parse_cpu_stat("usage_usec x5\n", &s), -EINVAL);
+	assert_int_equal(fs_parse_cpu_stat("usage_usec 5x\n", &s), -EINVAL);
+	assert_int_equal(fs_parse_cpu_stat("usage_usec -5\n", &s), -EINVAL);
+}
+
+static void test_memory_stat(void **state)
+{
+	struct fs_memory_stat s;
+	const char text[] = "anon 16777216\nfile 4096\nkernel 8192\nkernel_stack 16384\n"
+			    "pagetables 0\nshmem 0\nfile_mapped 0\n"
+			    "inactive_anon 16769024\nactive_anon 8192\n"
+			    "inactive_file 4096\nactive_file 0\nunevictable 0\n"
+			    "workingset_refault_anon 0\n";
+
+	(void)state;
+	assert_int_equal(fs_parse_memory_stat(text, &s), 0);
+	assert_int_equal(s.anon, 16777216);
+	assert_int_equal(s.file, 4096);
+	assert_int_equal(s.inactive_anon, 16769024);
+	assert_int_equal(s.active_anon, 8192);
+	assert_int_equal(s.inactive_file, 4096);
+	assert_int_equal(s.active_file, 0);
+	assert_int_equal(s.have, FS_MEM_ANON | FS_MEM_FILE | FS_MEM_ACTIVE_ANON |
+				     FS_MEM_INACTIVE_ANON | FS_MEM_ACTIVE_FILE |
+				     FS_MEM_INACTIVE_FILE);
+	/* "file" must not match "file_mapped" and vice versa. */
+	assert_int_equal(fs_parse_memory_stat("file_mapped 9\n", &s), 0);
+	assert_int_equal(s.have, 0);
+	assert_int_equal(s.file, 0);
+}
+
+static void test_memory_events(void **state)
+{
+	struct fs_memory_events e;
+
+	(void)state;
+	assert_int_equal(fs_parse_memory_events("low 0\nhigh 17\nmax 3\noom 1\noom_kill 1\n"
+						"oom_group_kill 0\n",
+						&e),
+			 0);
+	assert_int_equal(e.high, 17);
+	assert_int_equal(e.max, 3);
+	assert_int_equal(e.oom, 1);
+	assert_int_equal(e.oom_kill, 1);
+	assert_true(e.have & FS_MEV_OOM_KILL);
+}
+
+static void test_io_stat(void **state)
+{
+	const char text[] = "253:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0\n"
+			    "254:0 rbytes=8388608 wbytes=8388608 rios=8 wios=8 dbytes=0 dios=0\n"
+			    "254:16 rbytes=5 wios=6\n";
+	struct fs_io_stat s;
+
+	(void)state;
+	assert_int_equal(fs_parse_io_stat(text, (struct fs_devnum){254, 0}, &s), 0);
+	assert_true(s.found);
+	assert_int_equal(s.rbytes, 8388608);
+	assert_int_equal(s.wbytes, 8388608);
+	assert_int_equal(s.rios, 8);
+	assert_int_equal(s.wios, 8);
+	assert_int_equal(s.have, FS_IOS_RBYTES | FS_IOS_WBYTES | FS_IOS_RIOS | FS_IOS_WIOS);
+	/* 254:0 must not match 254:16, nor 253:0. */
+	assert_int_equal(fs_parse_io_stat(text, (struct fs_devnum){253, 0}, &s), 0);
+	assert_int_equal(s.rbytes, 1);
+	/* Missing fields. */
+	assert_int_equal(fs_parse_io_stat(text, (struct fs_devnum){254, 16}, &s), 0);
+	assert_true(s.found);
+	assert_int_equal(s.have, FS_IOS_RBYTES | FS_IOS_WIOS);
+	assert_int_equal(s.rbytes, 5);
+	assert_int_equal(s.wbytes, 0);
+	/* No line: the kernel omits idle devices. */
+	assert_int_equal(fs_parse_io_stat(text, (struct fs_devnum){8, 0}, &s), 0);
+	assert_false(s.found);
+	assert_int_equal(s.rbytes, 0);
+	assert_int_equal(fs_parse_io_stat("", (struct fs_devnum){8, 0}, &s), 0);
+	assert_false(s.found);
+	/* Garbage. */
+	assert_int_equal(fs_parse_io_stat("8:0 rbytes\n", (struct fs_devnum){8, 0}, &s), -EINVAL);
+	assert_int_equal(fs_parse_io_stat("8:0 rbytes=1x\n", (struct fs_devnum){8, 0}, &s),
+			 -EINVAL);
+	assert_int_equal(fs_parse_io_stat("sda rbytes=1\n", (struct fs_devnum){8, 0}, &s), -EINVAL);
+}
+
+static void test_pressure(void **state)
+{
+	struct fs_pressure p;
+
+	(void)state;
+	assert_int_equal(fs_parse_pressure("some avg10=1.50 avg60=0.25 avg300=0.00 total=123456\n"
+					   "full avg10=0.75 avg60=0.00 avg300=0.00 total=654\n",
+					   &p),
+			 0);
+	assert_true(p.some.present);
+	assert_true(p.some.avg10 == 1.5);
+	assert_true(p.some.avg60 == 0.25);
+	assert_int_equal(p.some.total, 123456);
+	assert_true(p.full.present);
+	assert_true(p.full.avg10 == 0.75);
+	assert_int_equal(p.full.total, 654);
+	/* cpu.pressure before 5.13 has no full line. */
+	assert_int_equal(fs_parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=9\n", &p),
+			 0);
+	assert_true(p.some.present);
+	assert_false(p.full.present);
+	assert_int_equal(p.some.total, 9);
+	/* Missing some, missing a field, bad number. */
+	assert_int_equal(fs_parse_pressure("full avg10=0.00 avg60=0.00 avg300=0.00 total=9\n", &p),
+			 -EINVAL);
+	assert_int_equal(fs_parse_pressure("some avg10=0.00 avg60=0.00 total=9\n", &p), -EINVAL);
+	assert_int_equal(fs_parse_pressure("some avg10=x avg60=0.00 avg300=0.00 total=9\n", &p),
+			 -EINVAL);
+}
+
+/* ---- the sampler on a fake tree ---------------------------------------- */
+
+struct fake {
+	char *root;
+};
+
+static int setup(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+
+	f->root = at_mkdtemp();
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fake *f = *state;
+
+	at_rmtree(f->root);
+	free(f->root);
+	free(f);
+	return 0;
+}
+
+static void write_counters(const char *root, const char *cg, unsigned long long usage,
+			   unsigned long long thr_us, unsigned long long rbytes,
+			   unsigned long long oom_kill, unsigned long long psi_total, bool full)
+{
+	char path[256], text[512];
+
+	snprintf(path, sizeof(path), "%s/cpu.stat", cg);
+	snprintf(text, sizeof(text),
+		 "usage_usec %llu\nuser_usec 0\nsystem_usec 0\nnr_periods 10\n"
+		 "nr_throttled 2\nthrottled_usec %llu\n",
+		 usage, thr_us);
+	at_write(root, path, text);
+	snprintf(path, sizeof(path), "%s/io.stat", cg);
+	snprintf(text, sizeof(text),
+		 "8:0 rbytes=%llu wbytes=0 rios=%llu wios=0 dbytes=0 dios=0\n"
+		 "254:0 rbytes=7 wbytes=7 rios=7 wios=7 dbytes=0 dios=0\n",
+		 rbytes, rbytes / 4096);
+	at_write(root, path, text);
+	snprintf(path, sizeof(path), "%s/memory.events", cg);
+	snprintf(text, sizeof(text), "low 0\nhigh 0\nmax 0\noom %llu\noom_kill %llu\n", oom_kill,
+		 oom_kill);
+	at_write(root, path, text);
+	snprintf(path, sizeof(path), "%s/memory.pressure", cg);
+	snprintf(text, sizeof(text), "some avg10=2.00 avg60=0.00 avg300=0.00 total=%llu\n%s",
+		 psi_total, full ? "full avg10=1.00 avg60=0.00 avg300=0.00 total=10\n" : "");
+	at_write(root, path, text);
+	snprintf(path, sizeof(path), "%s/memory.current", cg);
+	at_write(root, path, "1048576\n");
+	snprintf(path, sizeof(path), "%s/memory.stat", cg);
+	at_write(root, path, "anon 1000\nfile 48576\nactive_anon 600\ninactive_anon 400\n");
+}
+
+static void open_sampler(struct fake *f, void **st, size_t n, const char *const *cgs)
+{
+	static const struct fs_devnum disks[] = {{8, 0}, {9, 0}};
+	struct fs_sampler_config cfg = {
+	    .cgroup_root = f->root,
+	    .n_tenants = n,
+	    .cgroups = cgs,
+	    .n_disks = 2,
+	    .disks = disks,
+	};
+
+	assert_int_equal(fs_sampler_cgroupfs.open(st, &cfg), 0);
+}
+
+static void test_sampler_rates(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"a.slice/t1"};
+	struct fs_tenant_sample s;
+	void *st;
+
+	write_counters(f->root, cgs[0], 1000000, 0, 0, 0, 100, true);
+	open_sampler(f, &st, 1, cgs);
+
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 10000000, &s), 0);
+	assert_true(s.present);
+	assert_true(s.reset); /* first sample: no baseline */
+	assert_true(isnan(s.cpu_cores));
+	assert_true(s.mem_current == 1048576);
+	assert_true(s.mem_anon == 1000);
+	assert_true(isnan(s.mem_active_file)); /* key absent */
+	assert_true(s.psi_mem.some_avg10 == 2.0);
+	assert_true(isnan(s.psi_mem.some_us));
+	assert_true(isnan(s.psi_cpu.some_avg10)); /* no cpu.pressure file */
+	assert_true(isnan(s.net_rx_bps));	  /* cgroupfs never knows */
+	assert_true(isnan(s.cpu_runq_wait));
+
+	/* 2 s later: 3 CPU-seconds, 8 MiB read, one OOM kill. */
+	write_counters(f->root, cgs[0], 4000000, 500000, 8388608, 1, 400, true);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 12000000, &s), 0);
+	assert_false(s.reset);
+	assert_true(s.cpu_cores == 1.5);
+	assert_true(s.cpu_throttled_us == 500000);
+	assert_true(s.cpu_nr_throttled == 0);
+	assert_true(s.io[0].rbps == 4194304);
+	assert_true(s.io[0].riops == 1024);
+	assert_true(s.io[0].wbps == 0);
+	assert_true(s.io[1].rbps == 0); /* 9:0 has no line: idle */
+	assert_true(s.mem_ev_oom_kill == 1);
+	assert_true(s.mem_ev_high == 0);
+	assert_true(s.psi_mem.some_us == 300);
+	assert_true(s.psi_mem.full_us == 0);
+	fs_sampler_cgroupfs.close(st);
+}
+
+static void test_sampler_counter_reset(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1"};
+	struct fs_tenant_sample s;
+	void *st;
+
+	write_counters(f->root, cgs[0], 5000000, 0, 4096, 0, 100, false);
+	open_sampler(f, &st, 1, cgs);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, &s), 0);
+	write_counters(f->root, cgs[0], 6000000, 0, 8192, 0, 200, false);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, &s), 0);
+	assert_false(s.reset);
+	assert_true(s.cpu_cores == 1.0);
+	assert_true(isnan(s.psi_mem.full_avg10)); /* no full line */
+	assert_true(isnan(s.psi_mem.full_us));
+
+	/* Recreated: usage went backwards. No huge bogus delta, just a reset. */
+	write_counters(f->root, cgs[0], 100, 0, 0, 0, 5, false);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, &s), 0);
+	assert_true(s.present);
+	assert_true(s.reset);
+	assert_true(isnan(s.cpu_cores));
+	assert_true(isnan(s.io[0].rbps));
+	/* The next period measures against the new baseline. */
+	write_counters(f->root, cgs[0], 500100, 0, 0, 0, 5, false);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 4000000, &s), 0);
+	assert_false(s.reset);
+	assert_true(s.cpu_cores == 0.5);
+	fs_sampler_cgroupfs.close(st);
+}
+
+static void test_sampler_missing_cgroup(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"here", "gone"};
+	struct fs_tenant_sample s[2];
+	char path[512];
+	void *st;
+
+	write_counters(f->root, "here", 1, 0, 0, 0, 0, true);
+	write_counters(f->root, "gone", 1, 0, 0, 0, 0, true);
+	open_sampler(f, &st, 2, cgs);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
+	assert_true(s[1].present);
+
+	snprintf(path, sizeof(path), "%s/gone", f->root);
+	at_rmtree(path);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, s), 0);
+	assert_true(s[0].present);
+	assert_false(s[1].present);
+	assert_true(isnan(s[1].cpu_cores));
+	assert_true(isnan(s[1].mem_current));
+	assert_true(isnan(s[1].mem_ev_oom_kill));
+	assert_true(isnan(s[1].psi_io.some_avg10));
+	assert_true(isnan(s[1].io[1].wiops));
+	assert_true(isnan(s[1].net_tx_bps));
+	assert_false(s[1].reset);
+
+	/* Back with higher counters: still a new cgroup, so a reset. */
+	write_counters(f->root, "gone", 99999999, 0, 0, 0, 0, true);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, s), 0);
+	assert_true(s[1].present);
+	assert_true(s[1].reset);
+	assert_true(isnan(s[1].cpu_cores));
+	fs_sampler_cgroupfs.close(st);
+}
+
+static void test_sampler_symlink_refused(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"link/t"};
+	struct fs_tenant_sample s;
+	char target[512];
+	void *st;
+
+	/* A symlink inside the tree that points outside must not be followed. */
+	snprintf(target, sizeof(target), "%s/outside", f->root);
+	write_counters(f->root, "outside/t", 1, 0, 0, 0, 0, true);
+	at_symlink(f->root, "link", target);
+	open_sampler(f, &st, 1, cgs);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, &s), 0);
+	assert_false(s.present);
+	fs_sampler_cgroupfs.close(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_cpu_stat),
+	    cmocka_unit_test(test_memory_stat),
+	    cmocka_unit_test(test_memory_events),
+	    cmocka_unit_test(test_io_stat),
+	    cmocka_unit_test(test_pressure),
+	    cmocka_unit_test_setup_teardown(test_sampler_rates, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_counter_reset, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_missing_cgroup, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_symlink_refused, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
