@@ -183,40 +183,44 @@ static void scaled(double v, double base, const char *const *units, size_t n, co
 	snprintf(buf, len, fabs(v) < 10 && u ? "%.2f%s%s" : "%.1f%s%s", v, units[u], suffix);
 }
 
-void fcj_fmt_amount(const char *kind, double v, char *buf, size_t len)
-{
-	static const char *const bin[] = {" B", " KiB", " MiB", " GiB", " TiB"};
-	static const char *const dec[] = {" B", " kB", " MB", " GB", " TB"};
+/* How fcj_fmt_amount and fcj_fmt_short write each kind of amount. */
+struct amount_style {
+	const char *cores, *ops;	     /* printf formats for cpu and iops */
+	const char *const *bin, *const *dec; /* 5 units each: memory, rates */
+	const char *per_second;		     /* after a byte rate */
+};
 
+static void fmt_amount(const struct amount_style *st, const char *kind, double v, char *buf,
+		       size_t len)
+{
 	if (isnan(v))
 		snprintf(buf, len, "-");
 	else if (isinf(v))
 		snprintf(buf, len, "max");
 	else if (!strcmp(kind, "cpu"))
-		snprintf(buf, len, "%.2f cores", v);
+		snprintf(buf, len, st->cores, v);
 	else if (!strcmp(kind, "memory"))
-		scaled(v, 1024, bin, 5, "", buf, len);
+		scaled(v, 1024, st->bin, 5, "", buf, len);
 	else if (!strcmp(kind, "io-riops") || !strcmp(kind, "io-wiops"))
-		snprintf(buf, len, "%.0f op/s", v);
+		snprintf(buf, len, st->ops, v);
 	else
-		scaled(v, 1000, dec, 5, "/s", buf, len);
+		scaled(v, 1000, st->dec, 5, st->per_second, buf, len);
+}
+
+void fcj_fmt_amount(const char *kind, double v, char *buf, size_t len)
+{
+	static const char *const bin[] = {" B", " KiB", " MiB", " GiB", " TiB"};
+	static const char *const dec[] = {" B", " kB", " MB", " GB", " TB"};
+	static const struct amount_style st = {"%.2f cores", "%.0f op/s", bin, dec, "/s"};
+
+	fmt_amount(&st, kind, v, buf, len);
 }
 
 void fcj_fmt_short(const char *kind, double v, char *buf, size_t len)
 {
 	static const char *const bin[] = {"", "K", "M", "G", "T"};
 	static const char *const dec[] = {"", "k", "M", "G", "T"};
+	static const struct amount_style st = {"%.2f", "%.0f", bin, dec, ""};
 
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (isinf(v))
-		snprintf(buf, len, "max");
-	else if (!strcmp(kind, "cpu"))
-		snprintf(buf, len, "%.2f", v);
-	else if (!strcmp(kind, "memory"))
-		scaled(v, 1024, bin, 5, "", buf, len);
-	else if (!strcmp(kind, "io-riops") || !strcmp(kind, "io-wiops"))
-		snprintf(buf, len, "%.0f", v);
-	else
-		scaled(v, 1000, dec, 5, "", buf, len);
+	fmt_amount(&st, kind, v, buf, len);
 }

@@ -58,6 +58,7 @@ void est_config_default(struct est_config *cfg)
 	cfg->psi_threshold = 10.0;
 	cfg->io_limit_ratio = 0.95;
 	cfg->floor_share = 1e-3;
+	cfg->wait_min = 0.05;
 }
 
 void est_sample_init(struct est_sample *s)
@@ -65,7 +66,7 @@ void est_sample_init(struct est_sample *s)
 	memset(s, 0, sizeof(*s));
 	for (size_t r = 0; r < FSD_MAX_RES; r++)
 		s->limit[r] = INFINITY;
-	s->psi_cpu = s->psi_mem = s->psi_io = NAN;
+	s->psi_cpu = s->psi_mem = s->psi_io = s->cpu_wait = NAN;
 }
 
 void est_state_init(struct est_state *s)
@@ -99,7 +100,10 @@ static unsigned held_back(const struct fsd_resources *res, const struct est_conf
 				held[r] = true;
 				reasons |= EST_CPU_THROTTLED;
 			}
-			if (psi_high(cfg, s->psi_cpu)) {
+			/* PSI cpu is a proxy for runqueue wait: once the wait itself
+			 * is measured it sets the CPU demand (est_update) instead of
+			 * probing every resource. */
+			if (isnan(s->cpu_wait) && psi_high(cfg, s->psi_cpu)) {
 				held[r] = true;
 				reasons |= EST_PSI_CPU;
 			}
@@ -174,6 +178,15 @@ void est_update(const struct fsd_resources *res, const struct est_config *cfg,
 		if (declared && declared[r] >= 0) {
 			d = declared[r];
 			out.reasons |= EST_DECLARED;
+		} else if (res->kind[r] == FSD_RES_CPU && sample->cpu_wait >= cfg->wait_min &&
+			   sample->cpu_wait > 0) {
+			/* NaN wait (unknown) fails the comparisons: no change. */
+			double runnable = clamp(sample->usage[r], 0, INFINITY) + sample->cpu_wait;
+
+			if (runnable > d) {
+				d = runnable;
+				out.reasons |= EST_CPU_WAIT;
+			}
 		}
 		out.demand[r] = clamp(d, cfg->floor_share * cap, cap);
 	}
@@ -190,6 +203,7 @@ const char *est_reason_str(unsigned reasons, char *buf, size_t len)
 	    {EST_IO_LIMIT, "io-limit"},		  {EST_PSI_CPU, "psi-cpu"},
 	    {EST_PSI_MEM, "psi-memory"},	  {EST_PSI_IO, "psi-io"},
 	    {EST_DECLARED, "declared"},		  {EST_DECAYING, "decaying"},
+	    {EST_CPU_WAIT, "cpu-wait"},
 	};
 	size_t used = 0;
 

@@ -27,6 +27,20 @@
  *    estimate exceeds the host.
  *  - A declared demand (config `demand`) overrides the estimate of that
  *    resource (NaN = not declared).
+ *  - Runqueue wait (eBPF sampler, issue 4): over a period, a tenant whose
+ *    threads ran U cores and waited W cores (wait-seconds per second) had
+ *    U + W runnable threads on average: with CPUs for all of them it would
+ *    have used up to U + W cores. So its CPU demand is at least U + W,
+ *    whatever the probe says: demand_cpu = max(probe * U, U + W). The mean
+ *    runnable count is bounded by the tenant's thread count by definition,
+ *    and the capacity clamp below bounds it by the host. W includes time
+ *    throttled by cpu.max (the threads stay runnable), so a throttled
+ *    tenant's demand is its runnable count as well. Wait is contention,
+ *    not a limit of ours, so it raises only the CPU demand and does not
+ *    start the probe; and since PSI cpu "some" is a proxy for the same
+ *    wait, a known W replaces it (PSI cpu then holds nothing back). W below
+ *    wait_min (scheduler noise: kernel threads, the agent itself) is
+ *    ignored; unknown W (NaN, cgroupfs) changes nothing.
  */
 #ifndef FAIRSHARE_AGENT_ESTIMATE_H
 #define FAIRSHARE_AGENT_ESTIMATE_H
@@ -85,9 +99,11 @@ struct est_config {
 	double psi_threshold;  /* percent of PSI some avg10; <= 0 disables PSI */
 	double io_limit_ratio; /* (0, 1]: rate >= ratio * io.max limit is "at the limit" */
 	double floor_share;    /* (0, 1): minimum demand as a fraction of capacity */
+	double wait_min;       /* cores: runqueue wait below this is ignored */
 };
 
-/* Defaults: step 1.5, max 4, decay 0.5, PSI 10 %, io ratio 0.95, floor 1e-3. */
+/* Defaults: step 1.5, max 4, decay 0.5, PSI 10 %, io ratio 0.95, floor 1e-3,
+ * wait_min 0.05 cores. */
 void est_config_default(struct est_config *cfg);
 
 enum est_reason {
@@ -99,6 +115,7 @@ enum est_reason {
 	EST_PSI_IO = 1u << 5,
 	EST_DECLARED = 1u << 6, /* some resource's demand comes from the config */
 	EST_DECAYING = 1u << 7, /* released, probe still above 1 */
+	EST_CPU_WAIT = 1u << 8, /* runqueue wait raised the CPU demand (not "held") */
 };
 #define EST_HELD_MASK                                                                              \
 	(EST_CPU_THROTTLED | EST_MEM_HIGH | EST_IO_LIMIT | EST_PSI_CPU | EST_PSI_MEM | EST_PSI_IO)
@@ -111,9 +128,10 @@ struct est_sample {
 	double cpu_throttled_delta;	 /* nr_throttled increase in the period */
 	double mem_high_events_delta;	 /* memory.events high increase */
 	double psi_cpu, psi_mem, psi_io; /* some avg10, percent */
+	double cpu_wait;		 /* runqueue wait, cores; NaN = unknown */
 };
 
-/* Marks every limit as "max" and PSI as unknown; usage zero. */
+/* Marks every limit as "max", PSI and wait as unknown; usage zero. */
 void est_sample_init(struct est_sample *s);
 
 struct est_state {

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* fairctl's control socket client (see fairctl_client.h). */
 #include "fairctl_client.h"
+#include "fairctl.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -207,4 +209,42 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return r;
+}
+
+int fctl_view_options(int argc, char **argv, void (*usage)(FILE *out), bool *json,
+		      const char **sock)
+{
+	static const struct option opts[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "js:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			*json = true;
+			break;
+		case 's':
+			*sock = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return FAIRCTL_EXIT_OK;
+		default:
+			usage(stderr);
+			return FAIRCTL_EXIT_USAGE;
+		}
+	}
+	return -1;
+}
+
+void fctl_print_answer(struct json_object *resp)
+{
+	json_object_object_del(resp, "ok");
+	printf("%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PRETTY |
+								JSON_C_TO_STRING_SPACED));
 }

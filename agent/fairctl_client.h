@@ -10,7 +10,9 @@
 #ifndef FAIRSHARE_FAIRCTL_CLIENT_H
 #define FAIRSHARE_FAIRCTL_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <json-c/json.h>
 
@@ -31,6 +33,18 @@ const char *fctl_socket_path(const char *opt);
  */
 int fctl_request(const char *socket_path, const char *command, struct json_object *extra,
 		 struct json_object **resp, char *err, size_t errlen);
+
+/*
+ * Reads the options of the subcommands that show the daemon's view:
+ * -j/--json, -s/--socket PATH and -h/--help, with usage() for the help text.
+ * Returns -1 to go on, else the exit code to return now (FAIRCTL_EXIT_OK
+ * after --help, FAIRCTL_EXIT_USAGE for an unknown option).
+ */
+int fctl_view_options(int argc, char **argv, void (*usage)(FILE *out), bool *json,
+		      const char **sock);
+
+/* Prints the daemon's answer as pretty JSON, without its "ok" member. */
+void fctl_print_answer(struct json_object *resp);
 
 /* Subcommands (fairctl.h's fairctl_main_fn). */
 int fairctl_status_main(int argc, char **argv);

@@ -5,7 +5,7 @@
  * of its share (PS-DSF Theorem 1 bottleneck or NJC justification, checked by
  * the policy library in the daemon) and its minimal gap.
  */
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -134,36 +134,16 @@ static void print(const struct fcj_status *s, struct json_object *o)
 
 int fairctl_explain_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"socket", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
 	struct json_object *resp = NULL, *extra = NULL;
 	const char *sock = NULL;
 	struct fcj_status st = {0};
 	bool json = false;
 	char err[512];
-	int c, r, ret = FAIRCTL_EXIT_FAIL;
+	int r, ret = FAIRCTL_EXIT_FAIL;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "js:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 's':
-			sock = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return FAIRCTL_EXIT_OK;
-		default:
-			usage(stderr);
-			return FAIRCTL_EXIT_USAGE;
-		}
-	}
+	r = fctl_view_options(argc, argv, usage, &json, &sock);
+	if (r >= 0)
+		return r;
 	if (optind + 1 != argc) {
 		fprintf(stderr, "fairctl explain: expected one TENANT\n");
 		usage(stderr);
@@ -179,9 +159,7 @@ int fairctl_explain_main(int argc, char **argv)
 		goto out;
 	}
 	if (json) {
-		json_object_object_del(resp, "ok");
-		printf("%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PRETTY |
-									JSON_C_TO_STRING_SPACED));
+		fctl_print_answer(resp);
 		ret = FAIRCTL_EXIT_OK;
 		goto out;
 	}

@@ -5,7 +5,7 @@
  * per tenant (weight, entitlement, demand, allocation, use, bottlenecks,
  * share, minimal gap, mode, the limits written).
  */
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -98,36 +98,16 @@ static void print_tenant(FILE *f, const struct fcj_status *s, const struct fcj_t
 
 int fairctl_status_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"socket", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
 	const char *sock = NULL;
 	struct json_object *resp = NULL;
 	struct fcj_status st;
 	bool json = false;
 	char err[512];
-	int c, r;
+	int r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "js:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 's':
-			sock = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return FAIRCTL_EXIT_OK;
-		default:
-			usage(stderr);
-			return FAIRCTL_EXIT_USAGE;
-		}
-	}
+	r = fctl_view_options(argc, argv, usage, &json, &sock);
+	if (r >= 0)
+		return r;
 	if (optind < argc) {
 		fprintf(stderr, "fairctl status: unexpected argument '%s'\n", argv[optind]);
 		return FAIRCTL_EXIT_USAGE;
@@ -138,9 +118,7 @@ int fairctl_status_main(int argc, char **argv)
 		return FAIRCTL_EXIT_FAIL;
 	}
 	if (json) {
-		json_object_object_del(resp, "ok");
-		printf("%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PRETTY |
-									JSON_C_TO_STRING_SPACED));
+		fctl_print_answer(resp);
 		json_object_put(resp);
 		return FAIRCTL_EXIT_OK;
 	}

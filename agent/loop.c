@@ -15,6 +15,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "sample.h"
+#include "sample_bpf.h"
 #include "writer.h"
 
 _Static_assert(FS_CONF_MAX_RES <= FSD_MAX_RES, "estimator arrays too small for the config");
@@ -162,7 +163,13 @@ static const char **cgroup_list(const struct fs_conf *c)
 	return v;
 }
 
-static int sampler_open(const struct fs_conf *c, const struct fs_sampler_ops *ops, void **out)
+/*
+ * mode: the config's sampler at start. A reload keeps the backend picked then
+ * (FS_SAMPLER_BPF when it was eBPF: a load failure refuses the reload). *ops
+ * is the backend that owns *out.
+ */
+static int sampler_open(const struct fs_conf *c, enum fs_conf_sampler mode,
+			const struct fs_sampler_ops **ops, void **out)
 {
 	struct fs_devnum disks[FS_CONF_MAX_DISKS];
 	const char **cgroups = cgroup_list(c);
@@ -180,7 +187,12 @@ static int sampler_open(const struct fs_conf *c, const struct fs_sampler_ops *op
 	    .disks = disks,
 	    .log = fsd_log_cb,
 	};
-	r = ops->open(out, &sc);
+	/* net cgroup_skb and the io.stat cross-check only when they are used */
+	struct fs_sampler_bpf_opts bo = {
+	    .programs =
+		FS_BPF_SCHED | (c->n_disks ? FS_BPF_BLK : 0) | (c->res_net >= 0 ? FS_BPF_NET : 0),
+	};
+	r = fs_sampler_open_pick(mode, &sc, &bo, ops, out);
 	free(cgroups);
 	return r;
 }
@@ -236,10 +248,13 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 	d->pub.pcfg = d->pcfg;
 	d->pub.policy = fs_conf_policy_name(conf->agent.policy);
 	d->pub.interval_us = conf->agent.interval_us;
-	r = sampler_open(conf, d->ops, &d->sampler);
+	r = sampler_open(conf, conf->agent.sampler, &d->ops, &d->sampler);
 	if (r < 0) {
-		fsd_err("cannot sample cgroups under %s: %s", conf->agent.cgroup_root,
-			strerror(-r));
+		fsd_err("cannot sample cgroups under %s (sampler %s): %s", conf->agent.cgroup_root,
+			fs_conf_sampler_name(conf->agent.sampler), strerror(-r));
+		/* e.g. the verifier's EINVAL: a runtime failure, not a refused config */
+		if (r == -EINVAL)
+			r = -EIO;
 		goto fail;
 	}
 	if (!o->dry_run) {
@@ -344,6 +359,7 @@ static void to_est_sample(const struct fsd_daemon *d, size_t i, struct est_sampl
 	es->psi_cpu = s->psi_cpu.some_avg10;
 	es->psi_mem = s->psi_mem.some_avg10;
 	es->psi_io = s->psi_io.some_avg10;
+	es->cpu_wait = s->cpu_runq_wait;
 }
 
 static void estimate_all(struct fsd_daemon *d)
@@ -495,16 +511,28 @@ static void status_line(const struct fsd_daemon *d, char *buf, size_t len)
 
 static void log_period(const struct fsd_daemon *d, const char *status)
 {
-	char line[2048], why[96];
+	char line[2048], why[96], wait[96];
+	int cpu = fsd_resources_find(&d->pcfg.res, FSD_RES_CPU);
 
 	if (!fsd_log_enabled(LOG_DEBUG))
 		return;
 	fsd_debug("%s", status);
 	for (size_t i = 0; i < d->plan.n_tenants; i++) {
+		double w = d->samples[i].cpu_runq_wait;
+
 		plan_fmt_summary(&d->pcfg, &d->plan, i, line, sizeof(line));
+		/* runqueue wait (eBPF) next to the CPU demand it raises */
+		wait[0] = '\0';
+		if (cpu >= 0 && isnan(w))
+			snprintf(wait, sizeof(wait), " cpu.usage=%.3f cpu.wait=- cpu.demand=%.3f",
+				 d->pin[i].usage[cpu], d->est[i].demand[cpu]);
+		else if (cpu >= 0)
+			snprintf(wait, sizeof(wait),
+				 " cpu.usage=%.3f cpu.wait=%.3f cpu.demand=%.3f",
+				 d->pin[i].usage[cpu], w, d->est[i].demand[cpu]);
 		fsd_log(LOG_DEBUG, d->plan.t[i].name, NULL, d->conf->tenants[i].cgroup,
-			"%s probe=%.3f est=%s", line, d->est[i].probe,
-			est_reason_str(d->est[i].reasons, why, sizeof(why)));
+			"%s probe=%.3f est=%s%s", line, d->est[i].probe,
+			est_reason_str(d->est[i].reasons, why, sizeof(why)), wait);
 	}
 }
 
@@ -630,6 +658,8 @@ static const char *restart_only(const struct fs_conf *a, const struct fs_conf *b
 		return "state_dir";
 	if (strcmp(a->agent.socket, b->agent.socket))
 		return "socket";
+	if (a->agent.sampler != b->agent.sampler)
+		return "sampler";
 	return NULL;
 }
 
@@ -638,6 +668,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	struct fs_conf *nc = NULL, *old = d->conf;
 	struct plan_config pc;
 	void *sampler = NULL;
+	const struct fs_sampler_ops *ops = d->ops;
 	const char **cgroups = NULL;
 	const char *what;
 	char err[1024];
@@ -663,7 +694,8 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 		r = -EINVAL;
 		goto out;
 	}
-	r = sampler_open(nc, d->ops, &sampler);
+	r = sampler_open(nc, d->ops == &fs_sampler_bpf ? FS_SAMPLER_BPF : FS_SAMPLER_CGROUPFS, &ops,
+			 &sampler);
 	if (r < 0) {
 		fsd_err("reload refused: cannot sample the new tenants: %s", strerror(-r));
 		goto out;
@@ -701,6 +733,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	    old->agent.enforce != FS_ENFORCE_OFF && fs_writer_restore(d->writer) < 0)
 		fsd_warn("enforce=off: some original values could not be restored yet");
 	d->ops->close(d->sampler);
+	d->ops = ops;
 	d->sampler = sampler;
 	sampler = NULL;
 	d->ops->sample(d->sampler, now_us, d->samples); /* new baseline */
@@ -717,7 +750,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	r = 0;
 out:
 	if (sampler)
-		d->ops->close(sampler);
+		ops->close(sampler);
 	free(cgroups);
 	fs_conf_free(nc);
 	sd_notifyf(0, "READY=1\nSTATUS=%s",

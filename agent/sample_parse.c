@@ -28,6 +28,61 @@ static int parse_u64(const char *s, const char **end, uint64_t *out)
 	return 0;
 }
 
+/* The end of the line that starts at p: its '\n' or the string's end. */
+static const char *line_end(const char *p)
+{
+	const char *eol = strchr(p, '\n');
+
+	return eol ? eol : p + strlen(p);
+}
+
+/*
+ * When [key, key + klen) names one of keys, stores the u64 that fills
+ * [val, val_end) in its field of obj and sets its bit in *have. Unknown
+ * keys are ignored; a known key with a malformed value is -EINVAL.
+ */
+static int store_key(const struct flat_key *keys, size_t n_keys, const char *key, size_t klen,
+		     const char *val, const char *val_end, void *obj, unsigned *have)
+{
+	for (size_t i = 0; i < n_keys; i++) {
+		const char *end;
+		uint64_t v;
+
+		if (strlen(keys[i].name) != klen || memcmp(keys[i].name, key, klen))
+			continue;
+		if (parse_u64(val, &end, &v) < 0 || end != val_end)
+			return -EINVAL;
+		memcpy((char *)obj + keys[i].offset, &v, sizeof(v));
+		*have |= keys[i].bit;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * The next blank-separated "key=value" token of [*p, eol): returns 1 with
+ * *key at its start, *eq at its '=' and *p moved to its end; 0 when only
+ * blanks are left; -EINVAL for a token without '='.
+ */
+static int next_pair(const char **p, const char *eol, const char **key, const char **eq)
+{
+	const char *tok_end;
+
+	while (*p < eol && **p == ' ')
+		(*p)++;
+	if (*p >= eol)
+		return 0;
+	tok_end = memchr(*p, ' ', (size_t)(eol - *p));
+	if (!tok_end)
+		tok_end = eol;
+	*eq = memchr(*p, '=', (size_t)(tok_end - *p));
+	if (!*eq)
+		return -EINVAL;
+	*key = *p;
+	*p = tok_end;
+	return 1;
+}
+
 static int parse_flat(const char *text, const struct flat_key *keys, size_t n_keys, void *obj,
 		      unsigned *have)
 {
@@ -37,27 +92,11 @@ static int parse_flat(const char *text, const struct flat_key *keys, size_t n_ke
 	if (!text)
 		return -EINVAL;
 	while (*p) {
-		const char *eol = strchr(p, '\n');
-		const char *sp = memchr(p, ' ', eol ? (size_t)(eol - p) : strlen(p));
-		size_t klen;
+		const char *eol = line_end(p);
+		const char *sp = memchr(p, ' ', (size_t)(eol - p));
 
-		if (!eol)
-			eol = p + strlen(p);
-		if (sp) {
-			klen = (size_t)(sp - p);
-			for (size_t i = 0; i < n_keys; i++) {
-				const char *end;
-				uint64_t v;
-
-				if (strlen(keys[i].name) != klen || memcmp(keys[i].name, p, klen))
-					continue;
-				if (parse_u64(sp + 1, &end, &v) < 0 || end != eol)
-					return -EINVAL;
-				memcpy((char *)obj + keys[i].offset, &v, sizeof(v));
-				*have |= keys[i].bit;
-				break;
-			}
-		}
+		if (sp && store_key(keys, n_keys, p, (size_t)(sp - p), sp + 1, eol, obj, have) < 0)
+			return -EINVAL;
 		p = *eol ? eol + 1 : eol;
 	}
 	return 0;
@@ -127,12 +166,11 @@ int fs_parse_io_stat(const char *text, struct fs_devnum dev, struct fs_io_stat *
 	if (!text)
 		return -EINVAL;
 	while (*p) {
-		const char *eol = strchr(p, '\n');
+		const char *eol = line_end(p);
 		unsigned long maj, min;
 		char *e;
+		int r;
 
-		if (!eol)
-			eol = p + strlen(p);
 		maj = strtoul(p, &e, 10);
 		if (e == p || *e != ':')
 			return -EINVAL;
@@ -143,32 +181,17 @@ int fs_parse_io_stat(const char *text, struct fs_devnum dev, struct fs_io_stat *
 		}
 		out->found = true;
 		p = e;
-		while (p < eol) {
-			const char *eq, *tok_end, *end;
-			uint64_t v;
+		for (;;) {
+			const char *key, *eq;
 
-			while (p < eol && *p == ' ')
-				p++;
-			if (p >= eol)
-				break;
-			tok_end = memchr(p, ' ', (size_t)(eol - p));
-			if (!tok_end)
-				tok_end = eol;
-			eq = memchr(p, '=', (size_t)(tok_end - p));
-			if (!eq)
-				return -EINVAL;
-			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-				if (strlen(keys[i].name) != (size_t)(eq - p) ||
-				    memcmp(keys[i].name, p, (size_t)(eq - p)))
-					continue;
-				if (parse_u64(eq + 1, &end, &v) < 0 || end != tok_end)
-					return -EINVAL;
-				memcpy((char *)out + keys[i].offset, &v, sizeof(v));
-				out->have |= keys[i].bit;
-			}
-			p = tok_end;
+			r = next_pair(&p, eol, &key, &eq);
+			if (r <= 0)
+				return r;
+			r = store_key(keys, sizeof(keys) / sizeof(keys[0]), key, (size_t)(eq - key),
+				      eq + 1, p, out, &out->have);
+			if (r < 0)
+				return r;
 		}
-		return 0;
 	}
 	return 0;
 }
@@ -176,47 +199,40 @@ int fs_parse_io_stat(const char *text, struct fs_devnum dev, struct fs_io_stat *
 /* "some avg10=0.00 avg60=0.00 avg300=0.00 total=0" */
 static int parse_psi_line(const char *p, const char *eol, struct fs_psi_line *l)
 {
+	const char *key, *eq;
 	unsigned seen = 0;
+	int r;
 
-	while (p < eol) {
-		const char *tok_end, *eq;
+	while ((r = next_pair(&p, eol, &key, &eq)) > 0) {
+		const size_t klen = (size_t)(eq - key);
 		char *e;
 
-		while (p < eol && *p == ' ')
-			p++;
-		if (p >= eol)
-			break;
-		tok_end = memchr(p, ' ', (size_t)(eol - p));
-		if (!tok_end)
-			tok_end = eol;
-		eq = memchr(p, '=', (size_t)(tok_end - p));
-		if (!eq)
-			return -EINVAL;
-		if (eq - p == 5 && strncmp(p, "total", 5) == 0) {
+		if (klen == 5 && strncmp(key, "total", 5) == 0) {
 			const char *end;
 
-			if (parse_u64(eq + 1, &end, &l->total) < 0 || end != tok_end)
+			if (parse_u64(eq + 1, &end, &l->total) < 0 || end != p)
 				return -EINVAL;
 			seen |= 8;
 		} else {
 			double *dst = NULL;
 
-			if (eq - p == 5 && strncmp(p, "avg10", 5) == 0)
+			if (klen == 5 && strncmp(key, "avg10", 5) == 0)
 				dst = &l->avg10, seen |= 1;
-			else if (eq - p == 5 && strncmp(p, "avg60", 5) == 0)
+			else if (klen == 5 && strncmp(key, "avg60", 5) == 0)
 				dst = &l->avg60, seen |= 2;
-			else if (eq - p == 6 && strncmp(p, "avg300", 6) == 0)
+			else if (klen == 6 && strncmp(key, "avg300", 6) == 0)
 				dst = &l->avg300, seen |= 4;
 			if (dst) {
 				if (eq[1] < '0' || eq[1] > '9')
 					return -EINVAL;
 				*dst = strtod(eq + 1, &e);
-				if (e != tok_end)
+				if (e != p)
 					return -EINVAL;
 			}
 		}
-		p = tok_end;
 	}
+	if (r < 0)
+		return r;
 	if (seen != 15)
 		return -EINVAL;
 	l->present = true;
@@ -232,10 +248,8 @@ int fs_parse_pressure(const char *text, struct fs_pressure *out)
 	if (!text)
 		return -EINVAL;
 	while (*p) {
-		const char *eol = strchr(p, '\n');
+		const char *eol = line_end(p);
 
-		if (!eol)
-			eol = p + strlen(p);
 		if (strncmp(p, "some ", 5) == 0) {
 			r = parse_psi_line(p + 5, eol, &out->some);
 			if (r < 0)

@@ -509,6 +509,9 @@ int fs_writer_apply(struct fs_writer *w, const char *cgroup, const struct fs_lim
 		e->ino = (uint64_t)st.st_ino;
 		it[i].e = e;
 	}
+	/* wr_add may have moved the table (realloc): resolve the entries again. */
+	for (size_t i = 0; i < n; i++)
+		it[i].e = wr_find(&w->t, cgroup, it[i].key);
 	if (need_save) {
 		r = wr_state_save(w->state_dir, &w->t);
 		if (r < 0) {

@@ -43,7 +43,7 @@ struct raw_conf {
 	bool seen_agent, seen_resources;
 	/* [agent] */
 	struct raw_value interval, policy, enforce, cgroup_root, on_exit, socket, state_dir,
-	    metrics_file;
+	    metrics_file, sampler;
 	/* [resources] */
 	struct raw_value cpu, memory, memory_reserve, net;
 	size_t n_disks;
@@ -57,7 +57,8 @@ static void raw_free(struct raw_conf *rc)
 	struct raw_value *agent_vals[] = {&rc->interval,    &rc->policy,	 &rc->enforce,
 					  &rc->cgroup_root, &rc->on_exit,	 &rc->socket,
 					  &rc->state_dir,   &rc->metrics_file,	 &rc->cpu,
-					  &rc->memory,	    &rc->memory_reserve, &rc->net};
+					  &rc->memory,	    &rc->memory_reserve, &rc->net,
+					  &rc->sampler};
 
 	for (size_t i = 0; i < sizeof(agent_vals) / sizeof(agent_vals[0]); i++)
 		free(agent_vals[i]->text);
@@ -178,6 +179,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		    {"socket", offsetof(struct raw_conf, socket)},
 		    {"state_dir", offsetof(struct raw_conf, state_dir)},
 		    {"metrics_file", offsetof(struct raw_conf, metrics_file)},
+		    {"sampler", offsetof(struct raw_conf, sampler)},
 		};
 
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -263,6 +265,39 @@ static int copy_path(const char *path, const struct raw_value *v, const char *ke
 	return 0;
 }
 
+/* Keywords of the [agent] enums, in the enums' order; the first is the default. */
+static const char *const policy_names[] = {"psdsf", "njc"};
+static const char *const enforce_names[] = {"auto", "limits", "weights", "off"};
+static const char *const on_exit_names[] = {"restore", "keep"};
+static const char *const sampler_names[] = {"auto", "bpf", "cgroupfs"};
+
+#define N_NAMES(names) ((int)(sizeof(names) / sizeof(names[0])))
+
+/*
+ * The index in names of the keyword v holds (0, the default, when the key
+ * is absent), or -EINVAL "unknown KEY 'text' (a, b or c)".
+ */
+static int parse_keyword(const struct raw_conf *rc, const struct raw_value *v, const char *key,
+			 const char *const *names, int n, struct conf_error *err)
+{
+	char choices[128] = "";
+	size_t used = 0;
+
+	if (!v->text)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (strcmp(v->text, names[i]) == 0)
+			return i;
+	for (int i = 0; i < n && used < sizeof(choices); i++) {
+		const char *sep = i + 1 < n ? ", " : " or ";
+
+		used += (size_t)snprintf(choices + used, sizeof(choices) - used, "%s%s",
+					 i ? sep : "", names[i]);
+	}
+	return conf_error_set(err, -EINVAL, rc->path, v->line, "unknown %s '%s' (%s)", key, v->text,
+			      choices);
+}
+
 static int resolve_agent(const struct raw_conf *rc, struct fs_conf *c, struct conf_error *err)
 {
 	struct fs_conf_agent *a = &c->agent;
@@ -279,44 +314,22 @@ static int resolve_agent(const struct raw_conf *rc, struct fs_conf *c, struct co
 					      "interval '%s' out of range (100ms to 10m)",
 					      rc->interval.text);
 	}
-	a->policy = FS_CONF_POLICY_PSDSF;
-	if (rc->policy.text) {
-		if (strcmp(rc->policy.text, "psdsf") == 0)
-			a->policy = FS_CONF_POLICY_PSDSF;
-		else if (strcmp(rc->policy.text, "njc") == 0)
-			a->policy = FS_CONF_POLICY_NJC;
-		else
-			return conf_error_set(err, -EINVAL, rc->path, rc->policy.line,
-					      "unknown policy '%s' (psdsf or njc)",
-					      rc->policy.text);
-	}
-	a->enforce = FS_ENFORCE_AUTO;
-	if (rc->enforce.text) {
-		static const char *const names[] = {"auto", "limits", "weights", "off"};
-		bool found = false;
-
-		for (int i = 0; i < 4; i++) {
-			if (strcmp(rc->enforce.text, names[i]) == 0) {
-				a->enforce = (enum fs_conf_enforce)i;
-				found = true;
-			}
-		}
-		if (!found)
-			return conf_error_set(err, -EINVAL, rc->path, rc->enforce.line,
-					      "unknown enforce '%s' (auto, limits, weights or off)",
-					      rc->enforce.text);
-	}
-	a->on_exit = FS_ON_EXIT_RESTORE;
-	if (rc->on_exit.text) {
-		if (strcmp(rc->on_exit.text, "restore") == 0)
-			a->on_exit = FS_ON_EXIT_RESTORE;
-		else if (strcmp(rc->on_exit.text, "keep") == 0)
-			a->on_exit = FS_ON_EXIT_KEEP;
-		else
-			return conf_error_set(err, -EINVAL, rc->path, rc->on_exit.line,
-					      "unknown on_exit '%s' (restore or keep)",
-					      rc->on_exit.text);
-	}
+	r = parse_keyword(rc, &rc->policy, "policy", policy_names, N_NAMES(policy_names), err);
+	if (r < 0)
+		return r;
+	a->policy = (enum fs_conf_policy)r;
+	r = parse_keyword(rc, &rc->enforce, "enforce", enforce_names, N_NAMES(enforce_names), err);
+	if (r < 0)
+		return r;
+	a->enforce = (enum fs_conf_enforce)r;
+	r = parse_keyword(rc, &rc->on_exit, "on_exit", on_exit_names, N_NAMES(on_exit_names), err);
+	if (r < 0)
+		return r;
+	a->on_exit = (enum fs_conf_on_exit)r;
+	r = parse_keyword(rc, &rc->sampler, "sampler", sampler_names, N_NAMES(sampler_names), err);
+	if (r < 0)
+		return r;
+	a->sampler = (enum fs_conf_sampler)r;
 	r = copy_path(rc->path, &rc->cgroup_root, "cgroup_root", a->cgroup_root,
 		      sizeof(a->cgroup_root), "/sys/fs/cgroup", false, err);
 	if (r == 0)
@@ -561,18 +574,6 @@ static int parse_amount(const struct fs_conf *c, int res, const char *s, double 
 	return -EINVAL;
 }
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		*--e = '\0';
-	return s;
-}
-
 /* "cpu 2, memory 4G, io.disk0 50M/20M" into vec[] (NAN = not given). */
 static int parse_vector(const struct raw_conf *rc, const struct fs_conf *c, const char *key,
 			const struct raw_value *v, double *vec, struct conf_error *err)
@@ -587,14 +588,14 @@ static int parse_vector(const struct raw_conf *rc, const struct fs_conf *c, cons
 		return 0;
 	snprintf(buf, sizeof(buf), "%s", v->text);
 	for (entry = strtok_r(buf, ",", &save); entry; entry = strtok_r(NULL, ",", &save)) {
-		char *p = trim(entry), *res, *amount;
+		char *p = conf_trim(entry), *res, *amount;
 		int idx[FS_IO__COUNT], n_idx = 0;
 
 		res = p;
 		p += strcspn(p, " \t");
 		if (*p)
 			*p++ = '\0';
-		amount = trim(p);
+		amount = conf_trim(p);
 		if (!*res || !*amount)
 			return conf_error_set(err, -EINVAL, rc->path, v->line,
 					      "%s: expected 'RESOURCE AMOUNT' entries, got '%s'",
@@ -653,7 +654,7 @@ static int parse_vector(const struct raw_conf *rc, const struct fs_conf *c, cons
 				    "%s: %s wants READ/WRITE[/RIOPS/WIOPS], got '%s'", key, res,
 				    amount);
 			for (int k = 0; k < np; k++) {
-				char *part = trim(parts[k]);
+				char *part = conf_trim(parts[k]);
 
 				if (strcmp(part, "-") == 0)
 					continue;
@@ -866,7 +867,10 @@ const char *fs_conf_policy_name(enum fs_conf_policy p)
 
 const char *fs_conf_enforce_name(enum fs_conf_enforce e)
 {
-	static const char *const names[] = {"auto", "limits", "weights", "off"};
+	return (unsigned)e < N_NAMES(enforce_names) ? enforce_names[e] : "?";
+}
 
-	return (unsigned)e < 4 ? names[e] : "?";
+const char *fs_conf_sampler_name(enum fs_conf_sampler s)
+{
+	return (unsigned)s < N_NAMES(sampler_names) ? sampler_names[s] : "?";
 }

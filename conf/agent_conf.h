@@ -59,6 +59,13 @@ enum fs_conf_enforce {
 	FS_ENFORCE_OFF,	    /* observe and publish, never write */
 };
 
+/* Where usage comes from (issue 4). */
+enum fs_conf_sampler {
+	FS_SAMPLER_AUTO,     /* eBPF when it loads, else cgroupfs (logged once) */
+	FS_SAMPLER_BPF,	     /* eBPF on top of cgroupfs; a load failure is fatal */
+	FS_SAMPLER_CGROUPFS, /* cgroupfs only: runqueue wait and net bytes unknown */
+};
+
 enum fs_conf_on_exit {
 	FS_ON_EXIT_RESTORE, /* write back every original value */
 	FS_ON_EXIT_KEEP,    /* leave our last values in place */
@@ -69,10 +76,11 @@ struct fs_conf_agent {
 	enum fs_conf_policy policy;
 	enum fs_conf_enforce enforce;
 	enum fs_conf_on_exit on_exit;
-	char cgroup_root[PATH_MAX];  /* absolute; default /sys/fs/cgroup */
-	char socket[PATH_MAX];	     /* control socket; default /run/fairshare/control.sock */
-	char state_dir[PATH_MAX];    /* writer state; default /run/fairshare */
-	char metrics_file[PATH_MAX]; /* "" = none */
+	enum fs_conf_sampler sampler; /* default auto */
+	char cgroup_root[PATH_MAX];   /* absolute; default /sys/fs/cgroup */
+	char socket[PATH_MAX];	      /* control socket; default /run/fairshare/control.sock */
+	char state_dir[PATH_MAX];     /* writer state; default /run/fairshare */
+	char metrics_file[PATH_MAX];  /* "" = none */
 };
 
 enum fs_res_kind {
@@ -197,5 +205,6 @@ int fs_conf_find_tenant(const struct fs_conf *c, const char *name);
 
 const char *fs_conf_policy_name(enum fs_conf_policy p);	  /* "psdsf", "njc" */
 const char *fs_conf_enforce_name(enum fs_conf_enforce e); /* "auto", ... */
+const char *fs_conf_sampler_name(enum fs_conf_sampler s); /* "auto", "bpf", "cgroupfs" */
 
 #endif /* FAIRSHARE_AGENT_CONF_H */

@@ -45,6 +45,19 @@ enum line_kind {
 	LINE_BAD_KEY,	  /* neither '=' nor ':' */
 };
 
+char *conf_trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return s;
+}
+
+/* Unlike conf_trim, inih strips every isspace() character. */
 static char *rstrip(char *s)
 {
 	char *p = s + strlen(s);

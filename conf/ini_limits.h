@@ -40,6 +40,12 @@ int conf_error_set(struct conf_error *err, int code, const char *file, int line,
 		   ...) __attribute__((format(printf, 5, 6)));
 
 /*
+ * Strips blanks and tabs from both ends of s in place (values of a list
+ * entry); returns the first character kept.
+ */
+char *conf_trim(char *s);
+
+/*
  * Pre-scans the file at path with inih's rules. Returns 0, or with err set:
  * -E2BIG for a line longer than INI_LIMITS_MAX_LINE, a section or key name
  * longer than INI_LIMITS_MAX_NAME, or a file larger than INI_LIMITS_MAX_FILE;

@@ -149,18 +149,6 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 			      s->name);
 }
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		*--e = '\0';
-	return s;
-}
-
 /* A comma-separated list: a private copy and pointers into it. */
 struct list {
 	char *buf;
@@ -194,7 +182,7 @@ static int split_list(struct list *l, const char *value, const char *path, int l
 
 		if (comma)
 			*comma = '\0';
-		l->item[i] = trim(p);
+		l->item[i] = conf_trim(p);
 		if (!*l->item[i])
 			return conf_error_set(err, -EINVAL, path, line,
 					      n == 1 ? "'%s' has no value"

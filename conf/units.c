@@ -17,6 +17,8 @@ static int scan_number(const char *s, double *out, const char **rest)
 	char buf[64];
 	size_t n;
 
+	if (!s)
+		return -EINVAL;
 	while (*p >= '0' && *p <= '9')
 		p++;
 	if (p == s)
@@ -85,23 +87,41 @@ static double eat_prefix(const char **p, bool allow_binary)
 	return 1.0;
 }
 
-int fs_parse_size(const char *s, uint64_t *out_bytes)
+enum scaled_syntax {
+	SCALED_BINARY = 1 << 0,	    /* Ki/Mi/Gi/Ti as well as K/M/G/T */
+	SCALED_BYTE = 1 << 1,	    /* an optional trailing "B" */
+	SCALED_PER_SECOND = 1 << 2, /* an optional "/s" after that */
+};
+
+/* "number[prefix][B][/s]" as allowed by syntax, scaled by the prefix. */
+static int scan_scaled(const char *s, unsigned syntax, double *out)
 {
 	const char *p;
 	double v, mult;
 	int r;
 
-	if (!s)
-		return -EINVAL;
 	r = scan_number(s, &v, &p);
 	if (r < 0)
 		return r;
-	mult = eat_prefix(&p, true);
-	if (*p == 'B')
+	mult = eat_prefix(&p, syntax & SCALED_BINARY);
+	if ((syntax & SCALED_BYTE) && *p == 'B')
 		p++;
+	if ((syntax & SCALED_PER_SECOND) && strcmp(p, "/s") == 0)
+		p += 2;
 	if (*p != '\0')
 		return -EINVAL;
-	v *= mult;
+	*out = v * mult;
+	return 0;
+}
+
+int fs_parse_size(const char *s, uint64_t *out_bytes)
+{
+	double v;
+	int r;
+
+	r = scan_scaled(s, SCALED_BINARY | SCALED_BYTE, &v);
+	if (r < 0)
+		return r;
 	/* 2^64 is the first double that does not fit. */
 	if (v >= 18446744073709551616.0)
 		return -ERANGE;
@@ -111,23 +131,12 @@ int fs_parse_size(const char *s, uint64_t *out_bytes)
 
 int fs_parse_io_rate(const char *s, double *out_bytes_per_s)
 {
-	const char *p;
-	double v, mult;
+	double v;
 	int r;
 
-	if (!s)
-		return -EINVAL;
-	r = scan_number(s, &v, &p);
+	r = scan_scaled(s, SCALED_BINARY | SCALED_BYTE | SCALED_PER_SECOND, &v);
 	if (r < 0)
 		return r;
-	mult = eat_prefix(&p, true);
-	if (*p == 'B')
-		p++;
-	if (strcmp(p, "/s") == 0)
-		p += 2;
-	if (*p != '\0')
-		return -EINVAL;
-	v *= mult;
 	if (!isfinite(v))
 		return -ERANGE;
 	*out_bytes_per_s = v;
@@ -136,22 +145,7 @@ int fs_parse_io_rate(const char *s, double *out_bytes_per_s)
 
 int fs_parse_iops(const char *s, double *out_ops_per_s)
 {
-	const char *p;
-	double v, mult;
-	int r;
-
-	if (!s)
-		return -EINVAL;
-	r = scan_number(s, &v, &p);
-	if (r < 0)
-		return r;
-	mult = eat_prefix(&p, false);
-	if (strcmp(p, "/s") == 0)
-		p += 2;
-	if (*p != '\0')
-		return -EINVAL;
-	*out_ops_per_s = v * mult;
-	return 0;
+	return scan_scaled(s, SCALED_PER_SECOND, out_ops_per_s);
 }
 
 int fs_parse_net_rate(const char *s, double *out_bytes_per_s)
@@ -160,8 +154,6 @@ int fs_parse_net_rate(const char *s, double *out_bytes_per_s)
 	double v, mult, per_unit;
 	int r;
 
-	if (!s)
-		return -EINVAL;
 	r = scan_number(s, &v, &p);
 	if (r < 0)
 		return r;
@@ -190,8 +182,6 @@ int fs_parse_duration(const char *s, uint64_t *out_usec)
 	double v, mult;
 	int r;
 
-	if (!s)
-		return -EINVAL;
 	r = scan_number(s, &v, &p);
 	if (r < 0)
 		return r;
@@ -212,38 +202,37 @@ int fs_parse_duration(const char *s, uint64_t *out_usec)
 	return 0;
 }
 
-int fs_parse_percent(const char *s, double *out_fraction)
+/* A number followed by exactly suffix ("" for none). */
+static int scan_suffixed(const char *s, const char *suffix, double *out)
 {
 	const char *p;
 	double v;
 	int r;
 
-	if (!s)
-		return -EINVAL;
 	r = scan_number(s, &v, &p);
 	if (r < 0)
 		return r;
-	if (strcmp(p, "%") != 0)
+	if (strcmp(p, suffix) != 0)
 		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int fs_parse_percent(const char *s, double *out_fraction)
+{
+	double v;
+	int r;
+
+	r = scan_suffixed(s, "%", &v);
+	if (r < 0)
+		return r;
 	*out_fraction = v / 100.0;
 	return 0;
 }
 
 int fs_parse_number(const char *s, double *out)
 {
-	const char *p;
-	double v;
-	int r;
-
-	if (!s)
-		return -EINVAL;
-	r = scan_number(s, &v, &p);
-	if (r < 0)
-		return r;
-	if (*p != '\0')
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return scan_suffixed(s, "", out);
 }
 
 int fs_parse_cpu_list_count(const char *text, unsigned *count)

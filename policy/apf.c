@@ -81,25 +81,6 @@ static int work_alloc(struct apf_work *w, size_t N, size_t K, size_t M)
 	return 0;
 }
 
-/* Per-server DRF on every pool (2.1): a start where every served tenant has
- * x_n > 0, which alpha > 1 needs (its utility is singular at 0). */
-static int start_drf(const struct fs_problem *p, struct apf_work *w, double *x, double tol)
-{
-	const size_t N = p->n_tenants, K = p->n_pools;
-	double *col = malloc(N * sizeof(double));
-	int ret = 0;
-
-	if (!col)
-		return -ENOMEM;
-	for (size_t k = 0; k < K && !ret; k++) {
-		for (size_t n = 0; n < N; n++)
-			col[n] = w->gamma[n * K + k];
-		ret = fs_waterfill_pool(p, k, col, x, w->tot, tol);
-	}
-	free(col);
-	return ret;
-}
-
 /*
  * Best response of pool k with the other pools fixed. Returns the largest
  * change of any x_{n,k} (or a negative errno) and updates x, tot.
@@ -309,10 +290,9 @@ int fs_solve_apf(const struct fs_problem *p, const struct fs_options *opt, struc
 	ret = work_alloc(&w, N, K, M);
 	if (ret < 0)
 		goto nomem;
-	for (size_t n = 0; n < N; n++)
-		for (size_t k = 0; k < K; k++)
-			w.gamma[n * K + k] = fs_gamma(p, n, k);
-	ret = start_drf(p, &w, out->x, tol);
+	/* Per-server DRF is a start where every served tenant has x_n > 0, which
+	 * alpha > 1 needs (its utility is singular at 0). */
+	ret = fs_per_server_drf(p, w.gamma, out->x, w.tot, tol);
 	if (ret < 0)
 		goto nomem;
 

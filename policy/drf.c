@@ -149,6 +149,26 @@ out:
 	return ret;
 }
 
+int fs_per_server_drf(const struct fs_problem *p, double *gamma, double *x, double *tot, double tol)
+{
+	const size_t N = p->n_tenants, K = p->n_pools;
+	double *col = malloc(N * sizeof(double));
+	int ret = 0;
+
+	if (!col)
+		return -ENOMEM;
+	for (size_t n = 0; n < N; n++)
+		for (size_t k = 0; k < K; k++)
+			gamma[n * K + k] = fs_gamma(p, n, k);
+	for (size_t k = 0; k < K && !ret; k++) {
+		for (size_t n = 0; n < N; n++)
+			col[n] = gamma[n * K + k];
+		ret = fs_waterfill_pool(p, k, col, x, tot, tol);
+	}
+	free(col);
+	return ret;
+}
+
 int fs_solve_drf(const struct fs_problem *p, const struct fs_options *opt, struct fs_solution *out,
 		 struct fs_error *err)
 {
@@ -170,9 +190,7 @@ int fs_solve_drf(const struct fs_problem *p, const struct fs_options *opt, struc
 	ret = -ENOMEM;
 	if (!gamma || !tot)
 		goto out;
-	for (size_t n = 0; n < N; n++)
-		gamma[n] = fs_gamma(p, n, 0);
-	ret = fs_waterfill_pool(p, 0, gamma, out->x, tot, tol);
+	ret = fs_per_server_drf(p, gamma, out->x, tot, tol);
 	if (ret < 0)
 		goto out;
 	fs_solution_finish(out, p, tol);

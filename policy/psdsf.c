@@ -268,29 +268,6 @@ static int psdsf_alloc(struct psdsf *s)
 	return 0;
 }
 
-/* Per-server DRF (2.1), pool by pool; caps make the order matter, so it is fixed. */
-static int psdsf_init(struct psdsf *s)
-{
-	const size_t N = s->N, K = s->K;
-	double *g = malloc(N * sizeof(double));
-	int ret = -ENOMEM;
-
-	if (!g)
-		return ret;
-	for (size_t n = 0; n < N; n++)
-		for (size_t i = 0; i < K; i++)
-			s->gamma[n * K + i] = fs_gamma(s->p, n, i);
-	for (size_t i = 0; i < K; i++) {
-		for (size_t n = 0; n < N; n++)
-			g[n] = s->gamma[n * K + i];
-		ret = fs_waterfill_pool(s->p, i, g, s->x, s->tot, s->tol);
-		if (ret < 0)
-			break;
-	}
-	free(g);
-	return ret;
-}
-
 static void fill_results(const struct psdsf *s, struct fs_solution *out)
 {
 	const size_t N = s->N, K = s->K;
@@ -331,7 +308,7 @@ int fs_solve_psdsf(const struct fs_problem *p, const struct fs_options *opt,
 
 	ret = psdsf_alloc(&s);
 	if (!ret)
-		ret = psdsf_init(&s);
+		ret = fs_per_server_drf(p, s.gamma, s.x, s.tot, s.tol);
 	if (ret < 0) {
 		if (err)
 			snprintf(err->msg, sizeof(err->msg), "psdsf: out of memory for %zu x %zu",

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal helpers shared by drf.c and psdsf.c (not part of the public API). */
+/* Internal helpers shared by drf.c, psdsf.c and apf.c (not part of the public API). */
 #ifndef FAIRSHARE_PSDSF_INTERNAL_H
 #define FAIRSHARE_PSDSF_INTERNAL_H
 
@@ -16,6 +16,15 @@
  */
 int fs_waterfill_pool(const struct fs_problem *p, size_t k, const double *gamma, double *x,
 		      double *tot, double tol);
+
+/*
+ * Per-server DRF (ALGORITHMS.md 2.1), the start of PS-DSF and alpha-PF-VDS:
+ * fills gamma [N][K] with fs_gamma, then water-fills pool after pool in index
+ * order (caps make the order matter, so it is fixed). x [N][K] and tot [N]
+ * must be zero on entry. Returns 0 or -ENOMEM.
+ */
+int fs_per_server_drf(const struct fs_problem *p, double *gamma, double *x, double *tot,
+		      double tol);
 
 /* True when tot has reached cap within the relative tolerance. */
 static inline bool fs_at_cap(double tot, double cap, double tol)

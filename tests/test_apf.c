@@ -116,10 +116,7 @@ static void test_t7_alpha_jump(void **state)
 static void test_t8_single_server(void **state)
 {
 	(void)state;
-	static const double cap[] = {9, 18};
-	static const double dem[] = {1, 4, 3, 1};
-	const struct fs_problem p = {
-	    .n_tenants = 2, .n_pools = 1, .n_resources = 2, .capacity = cap, .demand = dem};
+	const struct fs_problem p = tu_drf_classic;
 	static const double table[][3] = {
 	    {1, 45.0 / 11, 18.0 / 11}, {2, 3.7279, 1.7574}, {3, 3.4784, 1.8405},
 	    {10, 3.1402, 1.9533},      {INFINITY, 3, 2},
@@ -139,10 +136,7 @@ static void test_t8_single_server(void **state)
 static void test_alpha1_exact_single_server(void **state)
 {
 	(void)state;
-	static const double cap[] = {9, 18};
-	static const double dem[] = {1, 4, 3, 1};
-	const struct fs_problem p = {
-	    .n_tenants = 2, .n_pools = 1, .n_resources = 2, .capacity = cap, .demand = dem};
+	const struct fs_problem p = tu_drf_classic;
 	struct fs_solution s;
 
 	solve_ok(&p, 1, &s);
@@ -221,10 +215,7 @@ static void test_cap_shared_across_pools(void **state)
 static void test_bad_alpha(void **state)
 {
 	(void)state;
-	static const double cap[] = {9, 18};
-	static const double dem[] = {1, 4, 3, 1};
-	const struct fs_problem p = {
-	    .n_tenants = 2, .n_pools = 1, .n_resources = 2, .capacity = cap, .demand = dem};
+	const struct fs_problem p = tu_drf_classic;
 	static const double bad[] = {0.5, 0, -1, NAN, -INFINITY};
 
 	for (size_t t = 0; t < sizeof(bad) / sizeof(bad[0]); t++) {

@@ -25,10 +25,7 @@ static void solve_ok(const struct fs_problem *p, struct fs_solution *s)
 static void classic(void **state)
 {
 	(void)state;
-	const double c[] = {9, 18};
-	const double d[] = {1, 4, 3, 1};
-	const struct fs_problem p = {
-	    .n_tenants = 2, .n_pools = 1, .n_resources = 2, .capacity = c, .demand = d};
+	const struct fs_problem p = tu_drf_classic;
 	struct fs_solution s;
 
 	solve_ok(&p, &s);
@@ -46,17 +43,11 @@ static void classic(void **state)
 static void weighted(void **state)
 {
 	(void)state;
-	const double c[] = {9, 18};
-	const double d[] = {1, 4, 3, 1};
 	const double w[] = {2, 1};
-	const struct fs_problem p = {.n_tenants = 2,
-				     .n_pools = 1,
-				     .n_resources = 2,
-				     .capacity = c,
-				     .demand = d,
-				     .weight = w};
+	struct fs_problem p = tu_drf_classic;
 	struct fs_solution s;
 
+	p.weight = w;
 	solve_ok(&p, &s);
 	assert_close(s.x[0], 54.0 / 13, TOL);
 	assert_close(s.x[1], 18.0 / 13, TOL);

@@ -123,22 +123,22 @@ static const double c34[] = {8, 8, 34, 34, 16.5, 8.25, 5.5, 8.25};
 static const double d34[] = {0.1, 0.1, 0.1, 0.2, 0.2, 0.1, 0.2, 0.3};
 static const double w34[] = {2, 2, 1, 1};
 static const bool e34[] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
+static const struct fs_problem p34 = {.n_tenants = 4,
+				      .n_pools = 4,
+				      .n_resources = 2,
+				      .capacity = c34,
+				      .demand = d34,
+				      .weight = w34,
+				      .eligible = e34};
 
 static void test_p4_table4_tsf(void **state)
 {
 	(void)state;
-	struct fs_problem p = {.n_tenants = 4,
-			       .n_pools = 4,
-			       .n_resources = 2,
-			       .capacity = c34,
-			       .demand = d34,
-			       .weight = w34,
-			       .eligible = e34};
 	struct fs_solution s;
 	/* Exact TSF totals (DERIVED): 93660/457, 49140/457, 10560/181, 6435/181. */
 	const double tot[] = {93660.0 / 457, 49140.0 / 457, 10560.0 / 181, 6435.0 / 181};
 
-	solve(&p, fs_solve_tsf, &s);
+	solve(&p34, fs_solve_tsf, &s);
 	assert_totals(&s, tot, 1e-8);
 	/* Levels x_n / (phi_n gamma_n^TSF), gamma^TSF = (557.5, 292.5, 320, 195). */
 	assert_close(s.tenant[0].share, 84.0 / 457, 1e-9);
@@ -155,19 +155,12 @@ static void test_p4_table4_tsf(void **state)
 static void test_p4_table4_cdrfh(void **state)
 {
 	(void)state;
-	struct fs_problem p = {.n_tenants = 4,
-			       .n_pools = 4,
-			       .n_resources = 2,
-			       .capacity = c34,
-			       .demand = d34,
-			       .weight = w34,
-			       .eligible = e34};
 	struct fs_solution s;
 	/* C-DRFH totals (DERIVED, 3 decimals): (210.924, 105.462, 57.689, 35.154),
 	 * weighted global dominant-share level 0.180277. */
 	const double tot[] = {210.924, 105.462, 57.689, 35.154};
 
-	solve(&p, fs_solve_cdrfh, &s);
+	solve(&p34, fs_solve_cdrfh, &s);
 	assert_totals(&s, tot, 1e-5);
 	for (int n = 0; n < 4; n++)
 		assert_close(s.tenant[n].share, 0.180277, 1e-6);

@@ -62,10 +62,7 @@ static void feasible(void **state)
 static void sharing_incentive(void **state)
 {
 	(void)state;
-	const double c[] = {9, 18};
-	const double d[] = {1, 4, 3, 1};
-	const struct fs_problem p = {
-	    .n_tenants = 2, .n_pools = 1, .n_resources = 2, .capacity = c, .demand = d};
+	const struct fs_problem p = tu_drf_classic;
 	const double good[] = {3, 2}, bad[] = {4, 1};
 	struct fs_error why = {{0}};
 
@@ -79,15 +76,7 @@ static void envy_free(void **state)
 	(void)state;
 	/* ALGORITHMS.md 3.9 placement counterexample: the literal EF fails, the
 	 * placement-aware form holds (A cannot use server 2). */
-	const double c[] = {10, 10, 100, 100};
-	const double d[] = {1, 1, 1, 1};
-	const bool el[] = {1, 0, 1, 1};
-	const struct fs_problem p = {.n_tenants = 2,
-				     .n_pools = 2,
-				     .n_resources = 2,
-				     .capacity = c,
-				     .demand = d,
-				     .eligible = el};
+	const struct fs_problem p = tu_placement_ef;
 	const double good[] = {10, 0, 0, 100};
 	/* B moved onto server 1 at A's expense: A envies B's server-1 bundle */
 	const double bad[] = {2, 0, 8, 92};

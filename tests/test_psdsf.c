@@ -198,11 +198,8 @@ static void t7_p2_fluid(void **state)
 static void t8_single_server(void **state)
 {
 	(void)state;
-	const double c[] = {9, 18};
-	const double d[] = {1, 4, 3, 1};
 	const double w[] = {2, 1};
-	struct fs_problem p = {
-	    .n_tenants = 2, .n_pools = 1, .n_resources = 2, .capacity = c, .demand = d};
+	struct fs_problem p = tu_drf_classic;
 	struct fs_solution s;
 
 	solve_ok(&p, &s);
@@ -226,15 +223,7 @@ static void t8_single_server(void **state)
 static void t9_placement_ef(void **state)
 {
 	(void)state;
-	const double c[] = {10, 10, 100, 100};
-	const double d[] = {1, 1, 1, 1};
-	const bool el[] = {1, 0, 1, 1};
-	const struct fs_problem p = {.n_tenants = 2,
-				     .n_pools = 2,
-				     .n_resources = 2,
-				     .capacity = c,
-				     .demand = d,
-				     .eligible = el};
+	const struct fs_problem p = tu_placement_ef;
 	const double want[] = {10, 0, 0, 100};
 	struct fs_solution s;
 	struct fs_error why = {{0}};
@@ -255,15 +244,8 @@ static void t9_placement_ef(void **state)
 static void caps_and_unserved(void **state)
 {
 	(void)state;
-	const double c1[] = {9, 18};
-	const double d1[] = {1, 4, 3, 1};
 	const double mt1[] = {1, INFINITY};
-	const struct fs_problem p1 = {.n_tenants = 2,
-				      .n_pools = 1,
-				      .n_resources = 2,
-				      .capacity = c1,
-				      .demand = d1,
-				      .max_tasks = mt1};
+	struct fs_problem p1 = tu_drf_classic;
 	const double c[] = {9, 12, 100, 12, 12, 0};
 	const double d[] = {1, 2, 10, 1, 2, 0, 0, 0, 1};
 	const double mt[] = {INFINITY, 3, INFINITY};
@@ -277,6 +259,7 @@ static void caps_and_unserved(void **state)
 				     .eligible = el};
 	struct fs_solution s;
 
+	p1.max_tasks = mt1;
 	solve_ok(&p1, &s);
 	assert_close(s.x[0], 1, TOL);
 	assert_close(s.x[1], 8.0 / 3, TOL);

@@ -6,6 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const double drf_classic_c[] = {9, 18};
+static const double drf_classic_d[] = {1, 4, 3, 1};
+const struct fs_problem tu_drf_classic = {.n_tenants = 2,
+					  .n_pools = 1,
+					  .n_resources = 2,
+					  .capacity = drf_classic_c,
+					  .demand = drf_classic_d};
+
+static const double placement_ef_c[] = {10, 10, 100, 100};
+static const double placement_ef_d[] = {1, 1, 1, 1};
+static const bool placement_ef_el[] = {1, 0, 1, 1};
+const struct fs_problem tu_placement_ef = {.n_tenants = 2,
+					   .n_pools = 2,
+					   .n_resources = 2,
+					   .capacity = placement_ef_c,
+					   .demand = placement_ef_d,
+					   .eligible = placement_ef_el};
+
 void tu_assert_close(double a, double b, double tol, const char *expr, const char *file, int line)
 {
 	double scale = fabs(b) > 1.0 ? fabs(b) : 1.0;

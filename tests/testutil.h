@@ -44,6 +44,16 @@ void tu_random_instance(struct tu_instance *in, struct tu_rng *g, size_t n, size
 			unsigned flags);
 void tu_instance_free(struct tu_instance *in);
 
+/*
+ * Paper instances that several tests start from; copy one to vary weights,
+ * caps or placement. Both come from ALGORITHMS.md 3.9:
+ * - tu_drf_classic, the DRF paper's example: one pool c = [9 CPU, 18 GB],
+ *   d_A = [1, 4], d_B = [3, 1], unit weights, no caps;
+ * - tu_placement_ef, placement vs envy (T9): pools c_1 = [10, 10] and
+ *   c_2 = [100, 100], d_A = d_B = [1, 1], A eligible on pool 1 only.
+ */
+extern const struct fs_problem tu_drf_classic, tu_placement_ef;
+
 /* A rule entry point such as fs_solve_psdsf. */
 typedef int (*tu_rule_fn)(const struct fs_problem *, const struct fs_options *,
 			  struct fs_solution *, struct fs_error *);

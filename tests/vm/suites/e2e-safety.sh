@@ -1,0 +1,148 @@
+#!/bin/bash
+# e2e tests 6 and 7 (issue 7): crash safety and robustness.
+#  6. kill -9 leaves the daemon's values; `fairshared --release` restores
+#     every saved original; a normal stop with on_exit=restore does too.
+#  7. a bad config is refused with file:line (exit 78); rmdir of a tenant's
+#     cgroup while the daemon runs does not crash it, and re-creating the
+#     cgroup resumes enforcement.
+. "$FS_SRC/tests/vm/lib.sh"
+. "$FS_SRC/tests/vm/e2e-lib.sh"
+trap e2e_cleanup EXIT
+T=$E2E_TOP
+FSD=$(e2e_fsd) || { t_fail "fairshared built in $FS_BUILD"; t_done; }
+
+conf=$FS_OUT/e2e-safety.conf
+e2e_conf "$conf" 0.3 psdsf
+echo "io.disk0 = $SCRATCH $FS_VM_DISK_BPS $FS_VM_DISK_BPS" >>"$conf"
+e2e_tenant "$conf" a 2
+e2e_tenant "$conf" b 1
+t_check "tenant cgroups created" eval 'e2e_setup && e2e_tenants a b'
+
+# Originals an operator might have set; the daemon must give them back.
+FILES=(cpu.max cpu.weight memory.high memory.max io.weight io.max)
+cg_set $T/a cpu.max "80000 100000"
+cg_set $T/a cpu.weight 50
+cg_set $T/a memory.high $((600 * MiB))
+cg_set $T/a memory.max $((800 * MiB))
+cg_set $T/b cpu.weight 300
+cg_set $T/b memory.high $((700 * MiB))
+[[ -e $(cg_path $T/b)/io.weight ]] && cg_set $T/b io.weight "default 50"
+cg_set $T/b io.max "$(scratch_dev) wbps=$((100 * MiB))"
+declare -A orig=()
+snapshot() { # NAME ARRAY: every file of both tenants into ARRAY[tenant/file]
+	local -n into=$1
+	local n f
+	for n in a b; do
+		for f in "${FILES[@]}"; do into[$n/$f]=$(cat "$(cg_path $T/$n)/$f" 2>/dev/null); done
+	done
+}
+snapshot orig
+for k in a/cpu.max a/cpu.weight a/memory.high b/cpu.weight b/io.max; do t_note "original $k = ${orig[$k]}"; done
+
+# all_restored LABEL: each file equals its original.
+all_restored() {
+	local -A cur=()
+	local k bad=()
+	snapshot cur
+	for k in "${!orig[@]}"; do [[ ${cur[$k]} == "${orig[$k]}" ]] || bad+=("$k='${cur[$k]}' (was '${orig[$k]}')"); done
+	if ((${#bad[@]} == 0)); then t_ok "$1: all ${#orig[@]} files hold their originals"; else t_fail "$1: ${bad[*]}"; fi
+}
+
+# daemon_wrote: a's cpu.max is the daemon's, not the original.
+daemon_wrote() { [[ $(cg_get $T/a cpu.max) != "${orig[a/cpu.max]}" && $(cg_get $T/b cpu.weight) != "${orig[b/cpu.weight]}" ]]; }
+
+t_section "test 6: kill -9, then fairshared --release"
+cg_spawn $T/a cpu_load 2 90
+cg_spawn $T/b cpu_load 2 90
+fsd_start fsd "$conf"
+t_check "the daemon enforces (cpu.max and cpu.weight changed)" wait_for 30 daemon_wrote
+fsd_wait_periods fsd 3 20
+t_note "a: cpu.max '$(cg_get $T/a cpu.max)' cpu.weight $(cg_get $T/a cpu.weight)"
+t_check "writer state saved in $E2E_STATE" test -s $E2E_STATE/writer.state
+kill -KILL "${BG_PIDS[fsd]}"
+wait "${BG_PIDS[fsd]}" 2>/dev/null
+unset "BG_PIDS[fsd]"
+t_check "after kill -9 the daemon's values stay" daemon_wrote
+"$FSD" --release --config "$conf" >"$FS_OUT/release.log" 2>&1
+rc=$?
+sed 's/^/#   /' "$FS_OUT/release.log"
+assert_eq "fairshared --release exits 0" "$rc" 0
+all_restored "after --release"
+
+t_section "test 6: normal stop with on_exit=restore"
+fsd_start fsd2 "$conf"
+t_check "the daemon enforces again" wait_for 30 daemon_wrote
+fsd_wait_periods fsd2 3 20
+fsd_stop fsd2
+assert_eq "SIGTERM: exit status 0" "$?" 0
+t_check "log says restored" grep -q "restored the original cgroup values" "$(fsd_log fsd2)"
+all_restored "after SIGTERM"
+
+t_section "test 7: rmdir of a tenant's cgroup while running"
+fsd_start fsd3 "$conf"
+t_check "enforcing" wait_for 30 daemon_wrote
+cg_remove $T/a
+t_check "a's cgroup removed" test ! -d "$(cg_path $T/a)"
+fsd_wait_periods fsd3 6 20
+t_check "daemon alive 6 periods after the rmdir" alive "${BG_PIDS[fsd3]}"
+lb=$(fsd_line fsd3 b)
+t_note "plan b alone: ${lb#*debug: }"
+cg_create $T/a
+cg_spawn $T/a cpu_load 2 60
+a_enforced() {
+	local p l
+	p=$(fsd_period fsd3)
+	l=$(fsd_line fsd3 a "$p")
+	[[ $(kv "$l" write) == 1 && $(kv "$l" cpu.max) != "max 100000" && $(cg_get $T/a cpu.max) == "$(kv "$l" cpu.max)" ]]
+}
+t_check "re-created a: cpu.max enforced again and equal to the plan" wait_for 40 a_enforced
+la=$(fsd_line fsd3 a)
+t_note "plan a after re-creation: ${la#*debug: }"
+record a_cpu_max_after_recreate "$(cg_get $T/a cpu.max)"
+t_check "daemon still alive" alive "${BG_PIDS[fsd3]}"
+fsd_stop fsd3
+assert_eq "stopped with status 0" "$?" 0
+
+t_section "test 7: bad configs are refused with file:line"
+cg_kill $T/a
+cg_kill $T/b
+rm -rf $E2E_STATE
+# bad_conf NAME KEY BAD_LINE: the good config with KEY's line replaced by
+# BAD_LINE (or BAD_LINE added after [agent] when KEY is "-"); expect exit 78
+# and "FILE:LINE:" of that line in the message.
+bad_conf() {
+	local f=$FS_OUT/bad-$1.conf out rc line
+	if [[ $2 == - ]]; then
+		sed "s|^\[agent\]\$|[agent]\n$3|" "$conf" >"$f"
+	else
+		sed "s|^$2 = .*|$3|" "$conf" >"$f"
+	fi
+	line=$(grep -nxF "$3" "$f" | cut -d: -f1)
+	out=$("$FSD" --config "$f" --once --dry-run 2>&1)
+	rc=$?
+	t_note "$1: $out"
+	assert_eq "bad config ($1): exit 78" "$rc" 78
+	if [[ -n $line && $out == *"$f:$line:"* ]]; then
+		t_ok "bad config ($1): message names $f:$line"
+	else
+		t_fail "bad config ($1): no $f:${line:-?} in '$out'"
+	fi
+}
+bad_conf interval interval "interval = banana"
+bad_conf policy policy "policy = fifo"
+bad_conf unknown-key - "colour = blue"
+bad_conf disk io.disk0 "io.disk0 = /dev/nonexistent 1M 1M"
+# A bad tenant line: the error names that line.
+f=$FS_OUT/bad-weight.conf
+cp "$conf" "$f"
+printf '\n[tenant.c]\ncgroup = %s\nweight = -3\n' "$T/c" >>"$f"
+line=$(grep -n '^weight = -3' "$f" | cut -d: -f1)
+out=$("$FSD" --config "$f" --once --dry-run 2>&1)
+rc=$?
+t_note "weight: $out"
+assert_eq "bad config (weight -3): exit 78" "$rc" 78
+if [[ $out == *"$f:$line:"* ]]; then t_ok "bad config (weight): message names $f:$line"; else t_fail "bad config (weight): no $f:$line in '$out'"; fi
+t_check "no daemon state was written by the refused runs" test ! -e $E2E_STATE/writer.state
+
+((T_FAIL > 0)) && for n in fsd fsd2 fsd3; do t_note "--- $n"; e2e_dump $n 8; done
+t_done
