@@ -44,6 +44,10 @@ file -L "$busybox" | grep -q 'statically linked' ||
 
 out=$cache_root/$kver
 mkdir -p "$out"
+# Concurrent cold runs (test-harness boots two VMs at once) would otherwise
+# both rebuild into the same files and one would boot a half-written image.
+exec 9>"$out/.lock"
+flock 9
 
 # newer_than TARGET INPUT...: true if TARGET exists and is newer than all inputs.
 newer_than() {
