@@ -26,6 +26,15 @@ int fs_waterfill_pool(const struct fs_problem *p, size_t k, const double *gamma,
 int fs_per_server_drf(const struct fs_problem *p, double *gamma, double *x, double *tot,
 		      double tol);
 
+/*
+ * The literal [P4] Algorithm I (ALGORITHMS.md 2.2 with its clarifications)
+ * from per-server DRF, without fs_solve_psdsf's best-response fast path:
+ * the reference the tests hold the fast path's answers against. Same
+ * contract as fs_solve_psdsf; iterations counts Algorithm-I rounds.
+ */
+int fs_psdsf_algorithm1(const struct fs_problem *p, const struct fs_options *opt,
+			struct fs_solution *out, struct fs_error *err);
+
 /* True when tot has reached cap within the relative tolerance. */
 static inline bool fs_at_cap(double tot, double cap, double tol)
 {

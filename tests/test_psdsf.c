@@ -4,6 +4,7 @@
  * ALGORITHMS.md section 3 and on seeded random instances.
  */
 #include "testutil.h"
+#include "psdsf_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -392,6 +393,71 @@ static void drf_equals_psdsf_on_one_pool(void **state)
 	}
 }
 
+/*
+ * Fast path regression (best-response sweeps with jumps, psdsf.c): a mid-size
+ * multi-pool instance where the literal Algorithm I (fs_psdsf_algorithm1,
+ * ALGORITHMS.md 2.2) needs 343 rounds. The fast answer must pass feasibility,
+ * Theorem 1, EF and SI, and take under 100 iterations (sweeps + certifying
+ * Algorithm-I rounds; measured 26); the reference must still pass Theorem 1.
+ */
+static void fast_path_mid_size(void **state)
+{
+	(void)state;
+	const unsigned all =
+	    TU_ZERO_CAPACITY | TU_CAPS | TU_PLACEMENT | TU_WEIGHTS | TU_ZERO_DEMAND;
+	struct tu_rng g;
+	struct tu_instance in;
+	struct fs_solution fast, ref;
+	struct fs_error why = {{0}};
+
+	tu_rng_seed(&g, 3);
+	tu_random_instance(&in, &g, 60, 4, 12, all);
+	solve_ok(&in.p, &fast);
+	assert_int_equal(tu_solve_rule(&in.p, fs_psdsf_algorithm1, NULL, &ref, &why), 0);
+	bool ok = fs_check_feasible(&in.p, fast.x, CHECK_TOL, &why) &&
+		  fs_check_psdsf(&in.p, fast.x, CHECK_TOL, &why) &&
+		  fs_check_envy_free(&in.p, fast.x, CHECK_TOL, &why) &&
+		  fs_check_sharing_incentive(&in.p, fast.x, CHECK_TOL, &why) &&
+		  fs_check_psdsf(&in.p, ref.x, CHECK_TOL, &why);
+	if (!ok)
+		print_error("%s\n", why.msg);
+	assert_true(ok);
+	print_message("N=60 K=12: fast %d iterations, Algorithm I %d rounds\n", fast.iterations,
+		      ref.iterations);
+	assert_true(fast.iterations < 100);
+	assert_true(ref.iterations > 100);
+	fs_solution_free(&fast);
+	fs_solution_free(&ref);
+	tu_instance_free(&in);
+}
+
+/* The literal Algorithm I alone (the reference) on T3 ([P4] Tables III/IV,
+ * ALGORITHMS.md 3.4): the published totals 210, 105, 82.5, 27.5. */
+static void algorithm1_reference_t3(void **state)
+{
+	(void)state;
+	const double c[] = {8, 8, 34, 34, 16.5, 8.25, 5.5, 8.25};
+	const double d[] = {0.1, 0.1, 0.1, 0.2, 0.2, 0.1, 0.2, 0.3};
+	const double w[] = {2, 2, 1, 1};
+	const bool el[] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
+	const struct fs_problem p = {.n_tenants = 4,
+				     .n_pools = 4,
+				     .n_resources = 2,
+				     .capacity = c,
+				     .demand = d,
+				     .weight = w,
+				     .eligible = el};
+	const double totals[] = {210, 105, 82.5, 27.5};
+	struct fs_solution s;
+	struct fs_error err = {{0}};
+
+	assert_int_equal(tu_solve_rule(&p, fs_psdsf_algorithm1, NULL, &s, &err), 0);
+	for (size_t n = 0; n < 4; n++)
+		assert_close(s.tenant[n].total, totals[n], TOL);
+	assert_psdsf(&p, &s);
+	fs_solution_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +474,8 @@ int main(void)
 	    cmocka_unit_test(random_sweep),
 	    cmocka_unit_test(random_sweep_larger),
 	    cmocka_unit_test(drf_equals_psdsf_on_one_pool),
+	    cmocka_unit_test(fast_path_mid_size),
+	    cmocka_unit_test(algorithm1_reference_t3),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
