@@ -157,6 +157,8 @@ void est_update(const struct fsd_resources *res, const struct est_config *cfg,
 	est_state_init(&out);
 	out.initialized = true;
 	out.reasons = held_back(res, cfg, sample, out.held);
+	for (size_t r = 0; r < res->n; r++)
+		out.probed[r] = out.held[r] || (prev && prev->initialized && prev->probed[r]);
 
 	if (out.reasons) {
 		probe = fmin(cfg->probe_max, fmax(probe, 1.0) * cfg->probe_step);
@@ -170,10 +172,15 @@ void est_update(const struct fsd_resources *res, const struct est_config *cfg,
 		out.held_periods = 0;
 	}
 	out.probe = fmax(probe, 1.0);
+	if (out.probe == 1.0)
+		memset(out.probed, 0, sizeof(out.probed));
 
 	for (size_t r = 0; r < res->n; r++) {
 		double cap = res->capacity[r];
-		double d = clamp(sample->usage[r], 0, INFINITY) * out.probe;
+		double d = clamp(sample->usage[r], 0, INFINITY) * (out.probed[r] ? out.probe : 1.0);
+
+		if (prev && prev->initialized)
+			d = fmax(d, prev->demand[r] * cfg->decay);
 
 		if (declared && declared[r] >= 0) {
 			d = declared[r];

@@ -7,8 +7,9 @@
  * structs below from the sampler.
  *
  * Rules (issue 3, DESIGN.md "The loop"):
- *  - A tenant that is not held back is demanding exactly what it uses:
- *    demand = usage (the probe factor decays back to 1).
+ *  - A tenant that is not held back is demanding what it uses: demand =
+ *    usage (once the probe factor has decayed back to 1 and an earlier,
+ *    higher estimate has fallen off; see below).
  *  - A tenant is held back on a resource when the kernel says so: cpu
  *    throttled (cpu.stat nr_throttled grew), memory at memory.high
  *    (memory.events "high" grew), IO at its io.max limit (the rate of that
@@ -16,12 +17,21 @@
  *    the resource above psi_threshold percent.
  *  - While held back on any resource the tenant's demand is probed upward:
  *    probe *= probe_step each held period, bounded by probe_max, and
- *    demand = probe * usage on EVERY resource. Scaling the whole usage
- *    vector keeps the tenant's usage profile, i.e. the papers'
- *    proportional-usage assumption (a tenant granted more of its bottleneck
- *    uses proportionally more of everything else).
+ *    demand = probe * usage on the resources it was held back on during
+ *    this probe (since the probe last was 1); usage elsewhere. Scaling the
+ *    whole vector instead (the papers' proportional-usage assumption) was
+ *    measured to waste what the planner hands out: an IO-bound tenant's
+ *    small CPU use became 4x its need, and under hard limits that CPU was
+ *    taken from CPU-bound tenants and left idle (e2e test 8). A tenant
+ *    whose other uses do grow with its bottleneck (compress-then-write)
+ *    reaches its new limit there too, and is then probed there as well.
  *  - When released, probe decays: probe = 1 + (probe - 1) * decay, snapping
- *    to 1 below 1 + EST_PROBE_EPS.
+ *    to 1 below 1 + EST_PROBE_EPS (which ends the probe).
+ *  - An estimate falls by at most the factor `decay` per period: demand >=
+ *    decay * previous demand. Use per period is bursty (blk-throttle lets a
+ *    throttled tenant's 1 MiB bios through one at a time, so its write rate
+ *    reads 0 in most periods and several times its limit in one); without
+ *    this the estimate would drop to the floor between bursts.
  *  - Each demand is clamped to [floor_share * capacity, capacity] so every
  *    tenant stays in the problem (fs_solve refuses all-zero demand) and no
  *    estimate exceeds the host.
@@ -95,7 +105,8 @@ int fsd_resources_find(const struct fsd_resources *res, enum fsd_res_kind kind);
 struct est_config {
 	double probe_step;     /* > 1: growth of the probe factor per held period */
 	double probe_max;      /* >= 1: bound on the probe factor */
-	double decay;	       /* [0, 1): share of the probe excess kept per free period */
+	double decay;	       /* [0, 1): share of the probe excess kept per free period,
+				  and the least share of an estimate kept per period */
 	double psi_threshold;  /* percent of PSI some avg10; <= 0 disables PSI */
 	double io_limit_ratio; /* (0, 1]: rate >= ratio * io.max limit is "at the limit" */
 	double floor_share;    /* (0, 1): minimum demand as a fraction of capacity */
@@ -138,6 +149,7 @@ struct est_state {
 	bool initialized;
 	double demand[FSD_MAX_RES]; /* the current estimate */
 	bool held[FSD_MAX_RES];	    /* held back on this resource this period */
+	bool probed[FSD_MAX_RES];   /* held back on it during the current probe */
 	double probe;		    /* >= 1 */
 	unsigned reasons;	    /* enum est_reason bits */
 	unsigned held_periods;	    /* consecutive held periods */

@@ -33,8 +33,11 @@ void plan_config_default(struct plan_config *cfg)
 	cfg->saturated = 0.99;
 	cfg->base_weight = 100;
 	cfg->gap_gain = 9;
-	cfg->io_min_bps = 64 << 10;
+	cfg->io_min_bps = 1 << 20;
 	cfg->io_min_iops = 10;
+	cfg->busy = 0.85;
+	cfg->mode_hold = 5;
+	cfg->deadband = 0.03;
 }
 
 void plan_tenant_in_init(struct plan_tenant_in *t, const char *name)
@@ -169,9 +172,18 @@ static void set_limits(const struct plan_config *cfg, const struct plan_tenant_i
 	}
 }
 
-/* cpu.max and io.max from the limits; weights mode keeps only the caps. */
+/* A finite value within the dead band of the previous finite one keeps it. */
+static uint64_t sticky(const struct plan_config *cfg, uint64_t neu, uint64_t old)
+{
+	if (neu == PLAN_MAX || old == PLAN_MAX || old == 0)
+		return neu;
+	return fabs((double)neu - (double)old) <= cfg->deadband * (double)old ? old : neu;
+}
+
+/* cpu.max and io.max from the limits; weights mode keeps only the caps.
+ * prev: this tenant in the previous plan when that was in limits mode too. */
 static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_in *in,
-		       enum plan_mode mode, struct plan_tenant *t)
+		       enum plan_mode mode, const struct plan_tenant *prev, struct plan_tenant *t)
 {
 	t->cpu_period_usec = cfg->cpu_period_usec;
 	t->cpu_quota_usec = PLAN_MAX;
@@ -187,6 +199,9 @@ static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_i
 			t->cpu_quota_usec = to_u64(lim * (double)cfg->cpu_period_usec);
 			if (t->cpu_quota_usec < cfg->cpu_quota_min_usec)
 				t->cpu_quota_usec = cfg->cpu_quota_min_usec;
+			if (prev && prev->cpu_period_usec == t->cpu_period_usec)
+				t->cpu_quota_usec =
+				    sticky(cfg, t->cpu_quota_usec, prev->cpu_quota_usec);
 		} else if (fsd_res_is_io(k)) {
 			uint64_t floor = k == FSD_RES_IO_RBPS || k == FSD_RES_IO_WBPS
 					     ? cfg->io_min_bps
@@ -194,6 +209,8 @@ static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_i
 			t->io[r] = to_u64(lim);
 			if (t->io[r] < floor)
 				t->io[r] = floor;
+			if (prev)
+				t->io[r] = sticky(cfg, t->io[r], prev->io[r]);
 		}
 	}
 }
@@ -235,7 +252,7 @@ static size_t list_saturated(const struct plan_config *cfg, const struct plan *p
 
 	buf[0] = '\0';
 	for (size_t r = 0; r < cfg->res.n; r++) {
-		if (!pl->saturated[r])
+		if (!pl->saturated[r] && !pl->busy[r])
 			continue;
 		int w =
 		    snprintf(buf + used, len - used, "%s%s", count ? ", " : "", cfg->res.name[r]);
@@ -255,10 +272,11 @@ static size_t count_bottlenecks(const struct plan_config *cfg, const struct plan
 	for (size_t r = 0; r < cfg->res.n; r++) {
 		bool seen = false;
 
-		if (!pl->saturated[r])
+		if (!pl->saturated[r] && !pl->busy[r])
 			continue;
 		for (size_t q = 0; q < r && fsd_res_is_io(cfg->res.kind[r]); q++)
-			seen |= pl->saturated[q] && fsd_res_is_io(cfg->res.kind[q]) &&
+			seen |= (pl->saturated[q] || pl->busy[q]) &&
+				fsd_res_is_io(cfg->res.kind[q]) &&
 				cfg->res.disk[q] == cfg->res.disk[r];
 		n += !seen;
 	}
@@ -290,6 +308,17 @@ static void choose_mode(const struct plan_config *cfg, const struct plan *prev, 
 		pl->mode = n >= 2 ? PLAN_MODE_WEIGHTS : PLAN_MODE_LIMITS;
 		why = n >= 2 ? "enforce=auto, several bottlenecks: minimal-gap weights"
 			     : "enforce=auto, at most one bottleneck: hard limits";
+		/* Hysteresis: stay in weights mode until limits were wanted for
+		 * mode_hold periods in a row. */
+		if (prev && prev->mode == PLAN_MODE_WEIGHTS && pl->mode == PLAN_MODE_LIMITS) {
+			pl->mode_streak = prev->mode_streak + 1;
+			if (pl->mode_streak < cfg->mode_hold) {
+				pl->mode = PLAN_MODE_WEIGHTS;
+				why = "enforce=auto, held in weights mode";
+			} else {
+				pl->mode_streak = 0;
+			}
+		}
 		break;
 	}
 	snprintf(pl->mode_reason, sizeof(pl->mode_reason), "%s; %zu bottleneck%s%s%s%s", why, n,
@@ -304,7 +333,7 @@ static int set_weights(const struct plan_config *cfg, size_t n, const struct pla
 	size_t np = pp->p.n_tenants, m = cfg->res.n;
 	double wsum = 0, *entitled = NULL, *consumed = NULL, *prio = NULL;
 	int *gap_res = NULL, ret = 0;
-	bool *promoted = NULL;
+	bool *promoted = NULL, bottleneck[FSD_MAX_RES];
 
 	for (size_t i = 0; i < n; i++) {
 		double base = (double)cfg->base_weight * in[i].weight;
@@ -312,7 +341,7 @@ static int set_weights(const struct plan_config *cfg, size_t n, const struct pla
 		pl->t[i].cpu_weight = pl->t[i].io_weight = clamp_weight(base);
 		pl->t[i].gap_resource = FS_NO_RESOURCE;
 	}
-	if (!np || !pl->n_saturated)
+	if (!np || !pl->n_bottlenecks)
 		return 0;
 	entitled = calloc(np * m, sizeof(double));
 	consumed = calloc(np * m, sizeof(double));
@@ -324,6 +353,8 @@ static int set_weights(const struct plan_config *cfg, size_t n, const struct pla
 		ret = -ENOMEM;
 		goto out;
 	}
+	for (size_t r = 0; r < m; r++)
+		bottleneck[r] = pl->saturated[r] || pl->busy[r];
 	for (size_t j = 0; j < np; j++)
 		wsum += pp->weight[j];
 	for (size_t j = 0; j < np; j++) {
@@ -336,8 +367,7 @@ static int set_weights(const struct plan_config *cfg, size_t n, const struct pla
 			consumed[j * m + r] = c > 0 ? fmin(c, 1.0) : 0.0;
 		}
 	}
-	ret =
-	    fs_minimal_gap(np, m, entitled, consumed, pl->saturated, prio, gap_res, promoted, err);
+	ret = fs_minimal_gap(np, m, entitled, consumed, bottleneck, prio, gap_res, promoted, err);
 	if (ret < 0)
 		goto out;
 	for (size_t j = 0; j < np; j++) {
@@ -366,7 +396,8 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 	struct plan_problem pp = {0};
 	struct fs_solution sol = {0};
 	struct fs_options opt = {.alpha = INFINITY};
-	double used[FSD_MAX_RES] = {0}, leftover[FSD_MAX_RES] = {0}, wsum = 0;
+	double used[FSD_MAX_RES] = {0}, leftover[FSD_MAX_RES] = {0}, use[FSD_MAX_RES] = {0};
+	double wsum = 0;
 	size_t m = cfg->res.n;
 	int ret;
 
@@ -416,7 +447,14 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 			used[r] += t->alloc[r];
 		}
 	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t r = 0; r < m && in[i].present; r++)
+			use[r] += fmax(0.0, in[i].usage[r]);
 	for (size_t r = 0; r < m; r++) {
+		/* Not memory: full of page cache on any long-running host, and its
+		 * limits are the same in both modes. */
+		out->busy[r] =
+		    cfg->res.kind[r] != FSD_RES_MEM && use[r] >= cfg->busy * cfg->res.capacity[r];
 		out->saturated[r] = used[r] >= cfg->saturated * cfg->res.capacity[r];
 		out->n_saturated += out->saturated[r];
 		leftover[r] = fmax(0.0, cfg->res.capacity[r] - used[r]);
@@ -427,8 +465,14 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 		struct plan_tenant *t = &out->t[i];
 
 		set_limits(cfg, &in[i], out, leftover, wsum > 0 ? wsum : 1, t);
-		set_cpu_io(cfg, &in[i], out->mode, t);
-		set_memory(cfg, &in[i], find_prev(prev, t->name), t);
+		const struct plan_tenant *pt = find_prev(prev, t->name);
+
+		set_cpu_io(cfg, &in[i], out->mode,
+			   prev && prev->mode == PLAN_MODE_LIMITS && out->mode == PLAN_MODE_LIMITS
+			       ? pt
+			       : NULL,
+			   t);
+		set_memory(cfg, &in[i], pt, t);
 		t->write = in[i].present && out->mode != PLAN_MODE_OFF;
 	}
 	ret = set_weights(cfg, n, in, &pp, out, err);

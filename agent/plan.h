@@ -21,9 +21,16 @@
  *    sharing it keeps sum of limits = capacity);
  *  then the tenant's configured max caps and min raises the limit.
  *
- * Modes (enforce=auto): hard limits while at most one resource is saturated
+ * Modes (enforce=auto): hard limits while at most one device is a bottleneck
  * (the read/write/IOPS resources of one disk count as one device here: io.max
- * limits each direction on its own, so they do not conflict).
+ * limits each direction on its own, so they do not conflict). A resource is a
+ * bottleneck when the allocation saturates it or when the tenants' measured
+ * use together reaches `busy` of its capacity: in weights mode nothing is
+ * throttled, so the held-back signals that inflate demand estimates vanish
+ * and the allocation alone would soon stop saturating; the measured use
+ * still shows the contention. Hysteresis: limits -> weights at once, weights
+ * -> limits only after mode_hold consecutive periods with < 2 bottlenecks
+ * (each switch rewrites every tenant's cpu.max and io.max).
  * With two or more bottlenecks a single limit vector cannot be fair on all of
  * them at once as demands move, so the planner switches to priorities: the
  * minimal-gap rule (fs_minimal_gap; entitlement = weight share, consumption =
@@ -44,7 +51,16 @@
  *    by at most mem_step_down of the previous value per period (a previous
  *    "max" counts as capacity + margin); "max" when memory.high is "max";
  *  - io.max: one line per disk, rbps/wbps/riops/wiops = the limit of that io
- *    resource (at least io_min_bps / io_min_iops) or "max".
+ *    resource (at least io_min_bps / io_min_iops) or "max". The bps floor is
+ *    1 MiB/s by default: blk-throttle dispatches whole bios, so under a limit
+ *    below the size of one bio per second (1 MiB with fio's default-ish
+ *    bs=1M, a device's max_sectors_kb) a tenant's next IO waits many periods
+ *    and its use reads 0: it would look idle and stay at the floor.
+ *  - dead band: in limits mode a finite cpu.max quota or io.max value that
+ *    moves by at most `deadband` (relative) from the previous plan's keeps
+ *    the previous value. Every write of io.max restarts blk-throttle's slice
+ *    and every write of cpu.max refills the bandwidth timer's quota; values
+ *    that jitter each period with the estimates would do both for nothing.
  */
 #ifndef FAIRSHARE_AGENT_PLAN_H
 #define FAIRSHARE_AGENT_PLAN_H
@@ -91,11 +107,15 @@ struct plan_config {
 	double gap_gain;	     /* >= 0: weight boost per unit of minimal gap */
 	uint64_t io_min_bps;	     /* floor of io.max rbps/wbps */
 	uint64_t io_min_iops;	     /* floor of io.max riops/wiops */
+	double busy;	    /* (0, 1]: measured use / capacity that counts as a bottleneck */
+	unsigned mode_hold; /* periods with < 2 bottlenecks before leaving weights mode */
+	double deadband;    /* [0, 1): relative change of a limit that is not written */
 };
 
 /* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB, step 25 %,
- * saturated 0.99, base weight 100, gain 9, io floors 64 KiB/s and 10 ops/s.
- * res is emptied, rule psdsf, enforce auto. */
+ * saturated 0.99, base weight 100, gain 9, io floors 1 MiB/s and 10 ops/s,
+ * busy 0.85, mode_hold 5, deadband 0.03. res is emptied, rule psdsf,
+ * enforce auto. */
 void plan_config_default(struct plan_config *cfg);
 
 struct plan_tenant_in {
@@ -137,10 +157,12 @@ struct plan {
 	enum plan_mode mode;
 	bool mode_changed; /* differs from the previous plan (or first plan) */
 	char mode_reason[PLAN_REASON_MAX];
-	bool saturated[FSD_MAX_RES];
-	size_t n_saturated;   /* saturated resources */
-	size_t n_bottlenecks; /* saturated devices: cpu, memory, each disk, net */
-	int iterations;	      /* solver iterations */
+	bool saturated[FSD_MAX_RES]; /* by the allocation */
+	bool busy[FSD_MAX_RES];	     /* by measured use (cfg->busy) */
+	size_t n_saturated;	     /* saturated resources */
+	size_t n_bottlenecks;	     /* saturated or busy devices: cpu, memory, each disk, net */
+	unsigned mode_streak;	     /* consecutive periods that wanted the other mode */
+	int iterations;		     /* solver iterations */
 };
 
 /*

@@ -81,8 +81,9 @@ static void test_unheld_is_usage(void **unused)
 	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "usage");
 }
 
-/* Throttled: probe x1.5 per period up to x4, the whole usage vector scaled
- * (profile kept), each resource capped at capacity. */
+/* Throttled: probe x1.5 per period up to x4 on the held resource (cpu) only,
+ * capped at capacity; memory and io stay at their use (estimate.h: scaling
+ * them wasted what the planner handed out). */
 static void test_throttled_probes_up_bounded(void **unused)
 {
 	struct fsd_resources res;
@@ -105,10 +106,11 @@ static void test_throttled_probes_up_bounded(void **unused)
 		assert_false(st.held[MEM]);
 		assert_int_equal(st.held_periods, i + 1);
 		assert_near(st.demand[CPU], fmin(8, 1.5 * expect[i]));
-		/* profile: memory and io scale with the same factor as cpu */
-		assert_near(st.demand[MEM], 2 * GiB * expect[i]);
-		assert_near(st.demand[RD] / st.demand[WR], 2);
-		assert_near(st.demand[RD], 10 * MiB * expect[i]);
+		assert_true(st.probed[CPU]);
+		assert_false(st.probed[MEM] || st.probed[RD] || st.probed[WR]);
+		assert_near(st.demand[MEM], 2 * GiB);
+		assert_near(st.demand[RD], 10 * MiB);
+		assert_near(st.demand[WR], 5 * MiB);
 	}
 	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "cpu-throttled");
 
@@ -145,7 +147,9 @@ static void test_released_decays(void **unused)
 		if (want < 1 + EST_PROBE_EPS)
 			want = 1;
 		assert_near(st.probe, want);
-		assert_near(st.demand[CPU], 1.5 * want);
+		/* memory was the held resource: its estimate decays with the probe */
+		assert_near(st.demand[MEM], 2 * GiB * want);
+		assert_near(st.demand[CPU], 1.5);
 		assert_int_equal(st.held_periods, 0);
 		assert_false(st.held[MEM]);
 		assert_int_equal(!!(st.reasons & EST_DECAYING), want > 1);
@@ -179,6 +183,76 @@ static void test_reprobe_from_current(void **unused)
 	est_update(&res, &cfg, NULL, &st, &s, &st);
 	assert_near(st.probe, 1.625 * 1.5);
 	assert_int_equal(st.held_periods, 1);
+}
+
+/* A second resource held during the same probe joins it; the probe ending
+ * (back to 1) forgets both. */
+static void test_probe_joins_and_ends(void **unused)
+{
+	struct fsd_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&st);
+	busy_sample(&s);
+	s.cpu_throttled_delta = 1;
+	est_update(&res, &cfg, NULL, &st, &s, &st); /* probe 1.5 on cpu */
+	s.cpu_throttled_delta = 0;
+	s.limit[WR] = 5 * MiB;			    /* writes at their io.max */
+	est_update(&res, &cfg, NULL, &st, &s, &st); /* 2.25 on cpu and wbps */
+	assert_near(st.probe, 2.25);
+	assert_true(st.held[WR] && !st.held[CPU]);
+	assert_true(st.probed[CPU] && st.probed[WR]);
+	assert_near(st.demand[CPU], 1.5 * 2.25);
+	assert_near(st.demand[WR], 5 * MiB * 2.25);
+	assert_near(st.demand[RD], 10 * MiB);
+	s.limit[WR] = INFINITY;
+	for (int i = 0; i < 20 && st.probe > 1; i++)
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_near(st.probe, 1);
+	assert_false(st.probed[CPU] || st.probed[WR]);
+	assert_near(st.demand[CPU], 1.5);
+	assert_near(st.demand[WR], 5 * MiB);
+}
+
+/*
+ * An estimate falls by at most the factor decay per period: a throttled
+ * writer whose use reads 0 between blk-throttle bursts keeps most of its
+ * estimate, and an idle tenant's estimate halves each period to the floor.
+ */
+static void test_estimate_falls_gradually(void **unused)
+{
+	struct fsd_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&st);
+	busy_sample(&s);
+	s.limit[WR] = 4 * MiB; /* a 1 MiB bio let through in a 0.25 s period */
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.held[WR]);
+	double w = st.demand[WR];
+	assert_near(w, 5 * MiB * 1.5);
+	memset(s.usage, 0, sizeof(s.usage)); /* no bio completes this period */
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_near(st.demand[WR], w * 0.5);
+	double c = st.demand[CPU];
+	for (int i = 0; i < 40; i++) {
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+		if (c * 0.5 > 8 * 1e-3) {
+			c *= 0.5;
+			assert_near(st.demand[CPU], c);
+		}
+	}
+	assert_near(st.demand[CPU], 8 * 1e-3); /* floor_share * capacity */
 }
 
 /* Each held-back signal flags its own resource. */
@@ -255,7 +329,7 @@ static void test_declared_overrides(void **unused)
 	est_update(&res, &cfg, declared, &st, &s, &st);
 	assert_near(st.demand[MEM], 4 * GiB);
 	assert_near(st.demand[CPU], 1.5 * 1.5);
-	assert_near(st.demand[RD], 10 * MiB * 1.5);
+	assert_near(st.demand[RD], 10 * MiB); /* not held: its use */
 	assert_near(st.demand[WR], cfg.floor_share * 100 * MiB);
 	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "cpu-throttled,declared");
 
@@ -314,6 +388,8 @@ int main(void)
 	    cmocka_unit_test(test_throttled_probes_up_bounded),
 	    cmocka_unit_test(test_released_decays),
 	    cmocka_unit_test(test_reprobe_from_current),
+	    cmocka_unit_test(test_probe_joins_and_ends),
+	    cmocka_unit_test(test_estimate_falls_gradually),
 	    cmocka_unit_test(test_signals),
 	    cmocka_unit_test(test_declared_overrides),
 	    cmocka_unit_test(test_idle_floor),

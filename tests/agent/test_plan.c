@@ -390,6 +390,114 @@ static void test_two_bottlenecks_weights(void **unused)
 	plan_free(&pl);
 }
 
+/*
+ * Mode hysteresis (plan.h "Modes"): cpu and disk both contended -> weights at
+ * once; when the allocation stops saturating both (held-back signals vanish
+ * in weights mode) but the tenants still use >= busy of both, the plan stays
+ * in weights mode; when the use drops too, it returns to limits only after
+ * mode_hold periods in a row.
+ */
+static void test_mode_hysteresis(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan prev, cur;
+
+	(void)unused;
+	host(&cfg);
+	/* a: cpu-bound, b: disk-bound, both over capacity */
+	tenant(&in[0], "a", 8, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 0.5, 1 * GiB, 1 * MiB, 200 * MiB);
+	compute(&cfg, 2, in, NULL, &prev);
+	assert_int_equal(prev.mode, PLAN_MODE_WEIGHTS);
+	assert_int_equal(prev.n_bottlenecks, 2);
+
+	/* Demands fall back to what weights mode lets them use: 3.8 cores and
+	 * 90 MiB/s. The allocation saturates nothing, the use is busy. */
+	tenant(&in[0], "a", 3.3, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 0.5, 1 * GiB, 1 * MiB, 90 * MiB);
+	compute(&cfg, 2, in, &prev, &cur);
+	assert_false(cur.saturated[CPU] || cur.saturated[WR]);
+	assert_true(cur.busy[CPU] && cur.busy[WR]);
+	assert_false(cur.busy[MEM]);
+	assert_int_equal(cur.n_bottlenecks, 2);
+	assert_int_equal(cur.mode, PLAN_MODE_WEIGHTS);
+	assert_false(cur.mode_changed);
+	assert_non_null(strstr(cur.mode_reason, "2 bottlenecks (cpu, io.disk0.wbps)"));
+	plan_free(&prev);
+	prev = cur;
+
+	/* b goes quiet: one bottleneck. Weights mode holds for mode_hold - 1
+	 * periods, then limits. */
+	in[1].demand[WR] = in[1].usage[WR] = 1 * MiB;
+	for (unsigned k = 1; k <= cfg.mode_hold; k++) {
+		compute(&cfg, 2, in, &prev, &cur);
+		if (k < cfg.mode_hold) {
+			assert_int_equal(cur.mode, PLAN_MODE_WEIGHTS);
+			assert_int_equal(cur.mode_streak, k);
+			assert_non_null(strstr(cur.mode_reason, "held in weights mode"));
+			assert_true(cur.t[0].cpu_quota_usec == PLAN_MAX);
+		} else {
+			assert_int_equal(cur.mode, PLAN_MODE_LIMITS);
+			assert_true(cur.mode_changed);
+			assert_int_equal(cur.mode_streak, 0);
+		}
+		plan_free(&prev);
+		prev = cur;
+	}
+	/* A bottleneck pair again switches back at once. */
+	tenant(&in[1], "b", 0.5, 1 * GiB, 1 * MiB, 200 * MiB);
+	compute(&cfg, 2, in, &prev, &cur);
+	assert_int_equal(cur.mode, PLAN_MODE_WEIGHTS);
+	assert_true(cur.mode_changed);
+	plan_free(&cur);
+	plan_free(&prev);
+}
+
+/*
+ * Dead band (plan.h "File values"): in limits mode a cpu.max quota or io.max
+ * value within `deadband` of the previous plan's keeps the previous value; a
+ * larger move is written; the io bps floor is 1 MiB/s.
+ */
+static void test_deadband_and_io_floor(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan prev, cur;
+	char buf[PLAN_IO_LINE_MAX];
+
+	(void)unused;
+	host(&cfg);
+	cfg.enforce = PLAN_ENFORCE_LIMITS;
+	/* disk-bound pair: b wants nearly nothing and gets the floor */
+	tenant(&in[0], "a", 1, 1 * GiB, 1 * MiB, 200 * MiB);
+	tenant(&in[1], "b", 0.01, 0.01 * GiB, 0.01 * MiB, 0.01 * MiB);
+	compute(&cfg, 2, in, NULL, &prev);
+	assert_near(prev.t[1].x, 1);
+	assert_true(prev.saturated[WR]);
+	assert_int_equal(prev.t[1].io[WR], cfg.io_min_bps);
+	assert_int_equal(cfg.io_min_bps, 1 << 20);
+	assert_true(plan_fmt_io_max(&cfg, &prev.t[1], 0, buf, sizeof(buf)));
+	assert_string_equal(buf, "254:0 rbps=max wbps=1048576");
+	uint64_t a0 = prev.t[0].io[WR];
+
+	/* b's demand moves a little: a's new value is within 3 %: kept. */
+	in[1].demand[WR] = in[1].usage[WR] = 2 * MiB;
+	compute(&cfg, 2, in, &prev, &cur);
+	assert_true(cur.t[0].alloc[WR] != prev.t[0].alloc[WR]);
+	assert_int_equal(cur.t[0].io[WR], a0);
+	plan_free(&prev);
+	prev = cur;
+
+	/* A 10 % move is written. */
+	in[1].demand[WR] = in[1].usage[WR] = 12 * MiB;
+	compute(&cfg, 2, in, &prev, &cur);
+	assert_true(fabs((double)cur.t[0].io[WR] - (double)a0) > 0.05 * (double)a0);
+	assert_near((double)cur.t[0].io[WR], floor(cur.t[0].limit[WR]));
+	plan_free(&cur);
+	plan_free(&prev);
+}
+
 /* Forced weights with one bottleneck keeps only the configured caps;
  * forced off marks nothing for writing. */
 static void test_forced_modes(void **unused)
@@ -480,6 +588,8 @@ int main(void)
 	    cmocka_unit_test(test_memory_safety),
 	    cmocka_unit_test(test_io_split_by_mix),
 	    cmocka_unit_test(test_two_bottlenecks_weights),
+	    cmocka_unit_test(test_mode_hysteresis),
+	    cmocka_unit_test(test_deadband_and_io_floor),
 	    cmocka_unit_test(test_forced_modes),
 	    cmocka_unit_test(test_absent_tenant),
 	    cmocka_unit_test(test_errors),

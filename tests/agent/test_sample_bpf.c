@@ -570,7 +570,8 @@ static void test_estimate_wait_replaces_psi_cpu(void **state)
 	est_update(&res, &cfg, NULL, &st, &s, &st);
 	assert_true(st.probe == 1.5);
 	assert_true(st.reasons & EST_PSI_CPU);
-	assert_true(st.demand[1] == 1.5e6);
+	assert_true(st.demand[0] == 1.5);
+	assert_true(st.demand[1] == 1e6); /* only the held resource is probed */
 }
 
 /* Held back (throttled) too: the larger of probe * usage and usage + wait. */
@@ -598,7 +599,7 @@ static void test_estimate_wait_and_probe(void **state)
 	est_update(&res, &cfg, NULL, &st, &s, &st);
 	assert_true(st.demand[0] == 3.0);
 	assert_true(st.reasons & EST_CPU_WAIT);
-	assert_true(st.demand[1] == 2.25e6); /* the probe still scales the rest */
+	assert_true(st.demand[1] == 1e6); /* the probe scales only the held cpu */
 
 	/* a declared demand wins over the wait */
 	for (size_t r = 0; r < FSD_MAX_RES; r++)
