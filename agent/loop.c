@@ -857,7 +857,10 @@ int fsd_daemon_run(struct fsd_daemon *d)
 		fsd_err("setting up the event loop: %s", strerror(-r));
 		return FSD_EXIT_FAILURE;
 	}
-	open_control(d);
+	/* The writer's lock already stops a second daemon on the same state
+	 * directory; one with its own state but our socket is refused too. */
+	if (open_control(d) == -EADDRINUSE)
+		return FSD_EXIT_FAILURE;
 	fsd_info("started: %zu tenants, policy %s, enforce %s, interval %llu ms%s", d->n,
 		 fs_conf_policy_name(d->conf->agent.policy),
 		 fs_conf_enforce_name(d->conf->agent.enforce),

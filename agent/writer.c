@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@ struct fs_writer {
 	struct fs_buf buf;
 	bool missing_logged; /* rate limit of "cannot read original" */
 	uint64_t missing_log_us;
+	int lock_fd; /* flock'ed STATE_DIR/writer.lock */
 };
 
 /* One file to write in this round. */
@@ -81,12 +84,42 @@ void fs_writer_close(struct fs_writer *w)
 	if (!w)
 		return;
 	fs_cgfs_close(&w->cg);
+	if (w->lock_fd >= 0)
+		close(w->lock_fd);
 	free_allowed(w);
 	wr_table_free(&w->t);
 	fs_buf_free(&w->buf);
 	free(w->cgroup_root);
 	free(w->state_dir);
 	free(w);
+}
+
+/*
+ * One writer per state directory: a second daemon (or --release while one
+ * runs) would load the first one's saved originals, fight over the same
+ * cgroup files and restore them under it on exit. The lock goes with the
+ * process, so a crash never leaves it held.
+ */
+static int lock_state(struct fs_writer *w)
+{
+	char path[PATH_MAX];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", w->state_dir, FS_WRITER_LOCK_FILE);
+	w->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (w->lock_fd < 0) {
+		r = -errno;
+		fs_logf(w->log, w->log_ctx, LOG_ERR, "writer: open %s: %s", path, strerror(-r));
+		return r;
+	}
+	if (flock(w->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		fs_logf(w->log, w->log_ctx, LOG_ERR,
+			"writer: %s is locked: another fairshared (or --release) is using %s", path,
+			w->state_dir);
+		return r;
+	}
+	return 0;
 }
 
 int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o)
@@ -101,6 +134,7 @@ int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o)
 	if (!w)
 		return -ENOMEM;
 	w->cg.root_fd = -1;
+	w->lock_fd = -1;
 	w->log = o->log;
 	w->log_ctx = o->log_ctx;
 	w->write_fn = o->write_fn ? o->write_fn : default_write;
@@ -121,6 +155,9 @@ int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o)
 			strerror(-r));
 		goto out;
 	}
+	r = lock_state(w);
+	if (r < 0)
+		goto out;
 	r = fs_cgfs_open(&w->cg, o->cgroup_root);
 	if (r < 0) {
 		fs_logf(w->log, w->log_ctx, LOG_ERR, "writer: open %s: %s", o->cgroup_root,

@@ -31,7 +31,8 @@
 #include "agent_log.h"
 
 #define FS_WRITER_STATE_FILE "writer.state"
-#define FS_LIMIT_MAX	     UINT64_MAX /* written as "max": no limit */
+#define FS_WRITER_LOCK_FILE  "writer.lock" /* held (flock) while a writer is open */
+#define FS_LIMIT_MAX	     UINT64_MAX	   /* written as "max": no limit */
 
 enum fs_limit_bits {
 	FS_LIM_CPU_MAX = 1 << 0,    /* cpu_quota_us + cpu_period_us -> cpu.max */

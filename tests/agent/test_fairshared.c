@@ -367,6 +367,28 @@ static void test_writes_then_restores_on_sigterm(void **state)
 	free(after);
 }
 
+/* A second daemon on the same state directory (and socket) is refused
+ * before it writes anything; the first keeps enforcing and restores on exit. */
+static void test_second_daemon_refused(void **state)
+{
+	struct fixture *f = *state;
+	const char *args[] = {NULL};
+	char *before = snapshot(f), *after;
+	pid_t first = spawn(f, args);
+
+	wait_notify(f, "READY=1");
+	assert_string_equal(cg_file(f, "a.slice", "cpu.max"), "200000 100000");
+	assert_int_equal(wait_exit(spawn(f, args)), 1);
+	assert_non_null(strstr(slurp(f->log), "another fairshared"));
+	assert_string_equal(cg_file(f, "a.slice", "cpu.max"), "200000 100000");
+	kill(first, SIGTERM);
+	assert_int_equal(wait_exit(first), 0);
+	after = snapshot(f);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+}
+
 /* SIGHUP: a broken file is refused and the daemon keeps running; a good
  * one is swapped in (b now wants 1 core: not a bottleneck any more). */
 static void test_reload(void **state)
@@ -433,6 +455,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_once_dry_run_prints_plan, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ready_dry_run_writes_nothing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_writes_then_restores_on_sigterm, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_second_daemon_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_release_after_crash, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_codes, setup, teardown),

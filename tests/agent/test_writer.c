@@ -228,6 +228,32 @@ static void test_originals_survive_restart(void **state)
 	fs_writer_close(w);
 }
 
+/* One writer per state directory: a second open fails with -EBUSY and
+ * changes nothing; after the first closes (or its process dies) it opens. */
+static void test_one_writer_per_state_dir(void **state)
+{
+	struct fake *f = *state;
+	struct fs_limits l = some_limits();
+	struct fs_writer *w = open_writer(f), *w2 = NULL;
+	struct fs_writer_opts o = {
+	    .cgroup_root = f->root,
+	    .state_dir = f->state,
+	    .n_tenants = 2,
+	    .cgroups = tenants,
+	    .log = capture_log,
+	    .log_ctx = f,
+	};
+
+	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 1, NULL), 0);
+	assert_int_equal(fs_writer_open(&w2, &o), -EBUSY);
+	assert_null(w2);
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
+	fs_writer_close(w);
+	w2 = open_writer(f);
+	assert_int_equal(fs_writer_saved_count(w2), 6);
+	fs_writer_close(w2);
+}
+
 static void test_release_without_config(void **state)
 {
 	struct fake *f = *state;
@@ -473,6 +499,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(test_apply_and_restore),
 	    T(test_originals_survive_restart),
+	    T(test_one_writer_per_state_dir),
 	    T(test_release_without_config),
 	    T(test_release_ignores_foreign_records),
 	    T(test_write_order),
