@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "control_cmds.h"
+#include "io_weight.h"
 #include "log.h"
 #include "metrics.h"
 #include "sample.h"
@@ -19,6 +20,7 @@
 #include "writer.h"
 
 _Static_assert(FS_CONF_MAX_RES <= FSD_MAX_RES, "estimator arrays too small for the config");
+_Static_assert(PLAN_MAX_DISKS == FS_CONF_MAX_DISKS, "plan and config disk counts differ");
 _Static_assert(PLAN_MAX == FS_LIMIT_MAX, "plan and writer spell \"max\" the same way");
 
 struct fsd_daemon {
@@ -98,6 +100,9 @@ int fsd_plan_config_from_conf(const struct fs_conf *c, struct plan_config *pc, c
 			dev = c->disks[cr->disk].dev;
 		ret = fsd_resources_add(&pc->res, kind_of(cr->kind), cr->name, cr->capacity,
 					cr->disk, dev.major, dev.minor);
+		if (cr->disk >= 0 && cr->disk < PLAN_MAX_DISKS)
+			pc->io_weight_works[cr->disk] =
+			    fsd_io_weight_effective(NULL, c->agent.cgroup_root, dev);
 		if (ret < 0) {
 			snprintf(err, errlen, "%s: resource %s: capacity %g not usable", c->path,
 				 cr->name, cr->capacity);

@@ -180,8 +180,9 @@ static uint64_t sticky(const struct plan_config *cfg, uint64_t neu, uint64_t old
 	return fabs((double)neu - (double)old) <= cfg->deadband * (double)old ? old : neu;
 }
 
-/* cpu.max and io.max from the limits; weights mode keeps only the caps.
- * prev: this tenant in the previous plan when that was in limits mode too. */
+/* cpu.max and io.max from the limits; weights mode keeps only the caps where
+ * the weight knob works (plan.h). prev: this tenant in the previous plan when
+ * that was in the same mode. */
 static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_in *in,
 		       enum plan_mode mode, const struct plan_tenant *prev, struct plan_tenant *t)
 {
@@ -191,7 +192,10 @@ static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_i
 		enum fsd_res_kind k = cfg->res.kind[r];
 		double lim = t->limit[r];
 
-		if (mode == PLAN_MODE_WEIGHTS)
+		if (mode == PLAN_MODE_WEIGHTS &&
+		    (k == FSD_RES_CPU ||
+		     (fsd_res_is_io(k) && cfg->res.disk[r] >= 0 &&
+		      cfg->res.disk[r] < PLAN_MAX_DISKS && cfg->io_weight_works[cfg->res.disk[r]])))
 			lim = in->max[r] >= 0 ? in->max[r] : INFINITY;
 		if (lim >= cfg->res.capacity[r])
 			lim = INFINITY;
@@ -467,11 +471,7 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 		set_limits(cfg, &in[i], out, leftover, wsum > 0 ? wsum : 1, t);
 		const struct plan_tenant *pt = find_prev(prev, t->name);
 
-		set_cpu_io(cfg, &in[i], out->mode,
-			   prev && prev->mode == PLAN_MODE_LIMITS && out->mode == PLAN_MODE_LIMITS
-			       ? pt
-			       : NULL,
-			   t);
+		set_cpu_io(cfg, &in[i], out->mode, prev && prev->mode == out->mode ? pt : NULL, t);
 		set_memory(cfg, &in[i], pt, t);
 		t->write = in[i].present && out->mode != PLAN_MODE_OFF;
 	}

@@ -37,8 +37,12 @@
  * usage share) mapped onto cpu.weight and io.weight as
  *     weight = base * (1 + gap_gain * gap)   for promoted tenants (gap > 0),
  *     weight = base                          otherwise,
- * base = base_weight * tenant weight, clamped to [1, 10000]; cpu.max and io.max
- * are lifted to "max" except the tenant's configured max (safety ceilings).
+ * base = base_weight * tenant weight, clamped to [1, 10000]; cpu.max is lifted
+ * to "max" except the tenant's configured max (safety ceilings), and so is
+ * io.max on disks that honour io.weight (io_weight_works: bfq or io.cost,
+ * agent/io_weight.h). Elsewhere io.weight is accepted and ignored by the
+ * kernel, so io.max keeps the limits rules there: lifting it would leave the
+ * disk to whoever queues deepest.
  * Memory has no proportional knob, so memory.high/memory.max follow the
  * limits rules in both modes. enforce=limits|weights force a mode;
  * enforce=off computes everything but marks no file for writing.
@@ -78,6 +82,7 @@
 #define PLAN_PAGE	 4096
 #define PLAN_IO_LINE_MAX 160
 #define PLAN_REASON_MAX	 256
+#define PLAN_MAX_DISKS	 8 /* as FS_CONF_MAX_DISKS */
 
 enum plan_enforce {
 	PLAN_ENFORCE_AUTO,
@@ -110,6 +115,7 @@ struct plan_config {
 	double busy;	    /* (0, 1]: measured use / capacity that counts as a bottleneck */
 	unsigned mode_hold; /* periods with < 2 bottlenecks before leaving weights mode */
 	double deadband;    /* [0, 1): relative change of a limit that is not written */
+	bool io_weight_works[PLAN_MAX_DISKS]; /* per disk index: io.weight is honoured */
 };
 
 /* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB, step 25 %,

@@ -116,6 +116,8 @@ static void write_conf(struct fixture *f, const char *extra_agent, const char *b
 		 "state_dir = %s\n"
 		 "socket = %s/control.sock\n"
 		 "on_exit = restore\n"
+		 /* a fake tree: eBPF would only cost a load per daemon */
+		 "sampler = cgroupfs\n"
 		 "%s"
 		 "\n[resources]\n"
 		 "cpu = 4\n"

@@ -498,6 +498,47 @@ static void test_deadband_and_io_floor(void **unused)
 	plan_free(&prev);
 }
 
+/*
+ * Weights mode on a disk whose io.weight is inert (no bfq, no io.cost; the
+ * Debian default): cpu.max is lifted, io.max keeps the limits of the
+ * allocation. Where io.weight works it is lifted as well.
+ */
+static void test_weights_mode_keeps_io_max_where_io_weight_is_inert(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan pl;
+	char buf[PLAN_IO_LINE_MAX], want[PLAN_IO_LINE_MAX];
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "a", 8, 1 * GiB, 1 * MiB, 100 * MiB);
+	tenant(&in[1], "b", 1, 1 * GiB, 1 * MiB, 200 * MiB);
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_int_equal(pl.mode, PLAN_MODE_WEIGHTS);
+	assert_true(pl.saturated[WR]);
+	for (size_t i = 0; i < 2; i++) {
+		assert_true(pl.t[i].cpu_quota_usec == PLAN_MAX);
+		assert_true(isfinite(pl.t[i].limit[WR]));
+		assert_int_equal(pl.t[i].io[WR], (uint64_t)llround(pl.t[i].limit[WR]));
+		assert_true(plan_fmt_io_max(&cfg, &pl.t[i], 0, buf, sizeof(buf)));
+		snprintf(want, sizeof(want), "254:0 rbps=max wbps=%llu",
+			 (unsigned long long)pl.t[i].io[WR]);
+		assert_string_equal(buf, want);
+	}
+	plan_free(&pl);
+
+	cfg.io_weight_works[0] = true;
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_int_equal(pl.mode, PLAN_MODE_WEIGHTS);
+	for (size_t i = 0; i < 2; i++) {
+		assert_true(plan_fmt_io_max(&cfg, &pl.t[i], 0, buf, sizeof(buf)));
+		assert_string_equal(buf, "254:0 rbps=max wbps=max");
+		assert_int_equal(pl.t[i].io_weight, pl.t[i].cpu_weight);
+	}
+	plan_free(&pl);
+}
+
 /* Forced weights with one bottleneck keeps only the configured caps;
  * forced off marks nothing for writing. */
 static void test_forced_modes(void **unused)
@@ -590,6 +631,7 @@ int main(void)
 	    cmocka_unit_test(test_two_bottlenecks_weights),
 	    cmocka_unit_test(test_mode_hysteresis),
 	    cmocka_unit_test(test_deadband_and_io_floor),
+	    cmocka_unit_test(test_weights_mode_keeps_io_max_where_io_weight_is_inert),
 	    cmocka_unit_test(test_forced_modes),
 	    cmocka_unit_test(test_absent_tenant),
 	    cmocka_unit_test(test_errors),

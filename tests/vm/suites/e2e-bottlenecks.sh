@@ -5,8 +5,10 @@
 #   c: both (1 thread + fio 1 job x iodepth 4)
 #  5. psdsf, enforce=auto, weights a:b:c = 1:2:1: the disk saturates (b, c)
 #     and a fills the CPU, so 2 bottlenecks -> minimal-gap weights mode: the
-#     switch is logged with its reason; cpu.max/io.max are lifted; cpu.weight
-#     and io.weight in the cgroups are the plan's, which follow
+#     switch is logged with its reason; cpu.max is lifted (io.max keeps its
+#     limits: io.weight is inert here, no io.cost and scheduler none, see
+#     agent/io_weight.h); cpu.weight and io.weight in the cgroups are the
+#     plan's, which follow
 #     base*(1+gain*gap) for promoted tenants, base otherwise (plan.h).
 #  8. njc, enforce=limits, equal weights: the proportional-fair NJC point is
 #     x = (2/3, 2/3, 1/3) with cpu and disk saturated; each tenant's
