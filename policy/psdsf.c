@@ -53,6 +53,13 @@
  * way. Measured (bench instances, seed 1): N = 100, K = 10: 49 iterations
  * (Algorithm I alone 274); N = 1000, K = 10: 158-2149 (2855); N = 100,
  * K = 100: 573 (4410). The acceleration is heuristic and its gain varies.
+ * Per-sweep cost: each pool's start order is kept between sweeps and
+ * insertion-sorted (sort_starts), same order as qsort, ~1.5-2x faster sweeps
+ * at equal iteration counts (N = 1000, M = 4, K = 10: 3.3 s -> 1.7 s). The
+ * iteration counts are the problem at N = 1000, K = 100 (2426 sweeps, 18 s
+ * for M = 8): an active-set Newton step on the linear equations of a fixed
+ * sweep structure was tried and cycled (bottlenecks of a pool's holders
+ * switch between near-tied levels), so it is not in.
  */
 #include "psdsf_internal.h"
 
@@ -92,6 +99,9 @@ struct psdsf {
 	size_t *list;			  /* [N] */
 	struct br_key *by_start, *by_cap; /* [N] */
 	double *u0, *u1;		  /* [M] */
+	/* each pool's start order from its last best response */
+	size_t *order, *order_len; /* [K][N], [K] */
+	bool *seen;		   /* [N] */
 };
 
 static double vds(const struct psdsf *s, size_t n, size_t i)
@@ -289,6 +299,50 @@ static int cmp_key(const void *a, const void *b)
 
 enum { BR_PENDING, BR_ACTIVE, BR_DONE };
 
+/*
+ * Sorts pool i's by_start[0, na) with cmp_key. Between sweeps the start
+ * levels of a pool barely change order, so the keys are laid out in the
+ * order of the pool's previous call and insertion-sorted; past a budget of
+ * moves it falls back to qsort. cmp_key is a total order, so the result is
+ * the same either way.
+ */
+static void sort_starts(struct psdsf *s, size_t i, size_t na)
+{
+	size_t *order = &s->order[i * s->N], len = s->order_len[i], k = 0, moves = 0;
+	struct br_key *key = s->by_start;
+
+	for (size_t j = 0; j < na; j++)
+		s->seen[key[j].n] = false;
+	/* key[j].level lives in off/slope; rebuild the array in the old order. */
+	for (size_t j = 0; j < len; j++) {
+		const size_t n = order[j];
+		if (s->state[n] == BR_PENDING && !s->seen[n]) {
+			s->seen[n] = true;
+			key[k++] = (struct br_key){s->off[n] / s->slope[n], n};
+		}
+	}
+	for (size_t j = 0; j < s->N && k < na; j++)
+		if (s->gamma[j * s->K + i] > 0 && s->state[j] == BR_PENDING && !s->seen[j]) {
+			s->seen[j] = true;
+			key[k++] = (struct br_key){s->off[j] / s->slope[j], j};
+		}
+	for (size_t j = 1; j < na && moves <= 8 * na + 64; j++) {
+		const struct br_key v = key[j];
+		size_t q = j;
+		while (q > 0 && cmp_key(&key[q - 1], &v) > 0) {
+			key[q] = key[q - 1];
+			q--;
+			moves++;
+		}
+		key[q] = v;
+	}
+	if (moves > 8 * na + 64)
+		qsort(key, na, sizeof(struct br_key), cmp_key);
+	for (size_t j = 0; j < na; j++)
+		order[j] = key[j].n;
+	s->order_len[i] = na;
+}
+
 /* use_r(L) = u0[r] + u1[r] L on the pool being filled, rebuilt from scratch so
  * that cancellation never leaves a phantom slope. */
 static void br_rebuild(struct psdsf *s, size_t i, size_t cnt)
@@ -354,7 +408,7 @@ static double best_response(struct psdsf *s, size_t i)
 		if (isfinite(mt))
 			s->by_cap[nb++] = (struct br_key){mt / s->slope[n], n};
 	}
-	qsort(s->by_start, na, sizeof(struct br_key), cmp_key);
+	sort_starts(s, i, na);
 	qsort(s->by_cap, nb, sizeof(struct br_key), cmp_key);
 	br_rebuild(s, i, cnt);
 
@@ -662,6 +716,9 @@ static void psdsf_free(struct psdsf *s)
 	free(s->by_cap);
 	free(s->u0);
 	free(s->u1);
+	free(s->order);
+	free(s->order_len);
+	free(s->seen);
 }
 
 static int psdsf_alloc(struct psdsf *s)
@@ -688,6 +745,11 @@ static int psdsf_alloc(struct psdsf *s)
 	s->by_cap = calloc(N, sizeof(struct br_key));
 	s->u0 = calloc(M, sizeof(double));
 	s->u1 = calloc(M, sizeof(double));
+	s->order = calloc(N * K, sizeof(size_t));
+	s->order_len = calloc(K, sizeof(size_t));
+	s->seen = calloc(N, sizeof(bool));
+	if (!s->order || !s->order_len || !s->seen)
+		return -ENOMEM;
 	if (!s->off || !s->slope || !s->old || !s->state || !s->list || !s->by_start ||
 	    !s->by_cap || !s->u0 || !s->u1)
 		return -ENOMEM;
