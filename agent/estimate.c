@@ -125,6 +125,10 @@ static unsigned held_back(const struct fsd_resources *res, const struct est_conf
 			if (at_io_limit(cfg, s->usage[r], s->limit[r])) {
 				held[r] = true;
 				reasons |= EST_IO_LIMIT;
+			} else if (s->contended[r] && !isfinite(s->limit[r]) &&
+				   s->usage[r] >= EST_CONTENDED_MIN_SHARE * res->capacity[r]) {
+				held[r] = true;
+				reasons |= EST_IO_CONTENDED;
 			}
 			/* io PSI is per cgroup, not per disk: blame the io resources in use. */
 			if (psi_high(cfg, s->psi_io) && s->usage[r] > 0) {
@@ -210,7 +214,7 @@ const char *est_reason_str(unsigned reasons, char *buf, size_t len)
 	    {EST_IO_LIMIT, "io-limit"},		  {EST_PSI_CPU, "psi-cpu"},
 	    {EST_PSI_MEM, "psi-memory"},	  {EST_PSI_IO, "psi-io"},
 	    {EST_DECLARED, "declared"},		  {EST_DECAYING, "decaying"},
-	    {EST_CPU_WAIT, "cpu-wait"},
+	    {EST_CPU_WAIT, "cpu-wait"},		  {EST_IO_CONTENDED, "io-contended"},
 	};
 	size_t used = 0;
 

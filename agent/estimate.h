@@ -13,8 +13,13 @@
  *  - A tenant is held back on a resource when the kernel says so: cpu
  *    throttled (cpu.stat nr_throttled grew), memory at memory.high
  *    (memory.events "high" grew), IO at its io.max limit (the rate of that
- *    io resource >= io_limit_ratio of its limit), or PSI "some avg10" of
- *    the resource above psi_threshold percent.
+ *    io resource >= io_limit_ratio of its limit), IO on a contended disk
+ *    (no io.max of ours in force on that io resource, the tenants together
+ *    use >= the planner's `busy` share of it, and this tenant uses at least
+ *    EST_CONTENDED_MIN_SHARE of it: the device then serves whoever queues
+ *    deepest, and nothing else shows the shallow queue's unmet demand:
+ *    libaio and io_uring waits are not iowait, so PSI io stays 0), or PSI
+ *    "some avg10" of the resource above psi_threshold percent.
  *  - While held back on any resource the tenant's demand is probed upward:
  *    probe *= probe_step each held period, bounded by probe_max, and
  *    demand = probe * usage on the resources it was held back on during
@@ -59,9 +64,10 @@
 #include <stddef.h>
 
 /* cpu + memory + net + 4 per disk (8 disks), as conf/agent_conf.h */
-#define FSD_MAX_RES   36
-#define FSD_NAME_MAX  72
-#define EST_PROBE_EPS 1e-3
+#define FSD_MAX_RES		36
+#define FSD_NAME_MAX		72
+#define EST_PROBE_EPS		1e-3
+#define EST_CONTENDED_MIN_SHARE 0.01
 
 /*
  * Block IO is modelled as separate resources per disk: read bytes/s and
@@ -124,18 +130,22 @@ enum est_reason {
 	EST_PSI_CPU = 1u << 3,
 	EST_PSI_MEM = 1u << 4,
 	EST_PSI_IO = 1u << 5,
-	EST_DECLARED = 1u << 6, /* some resource's demand comes from the config */
-	EST_DECAYING = 1u << 7, /* released, probe still above 1 */
-	EST_CPU_WAIT = 1u << 8, /* runqueue wait raised the CPU demand (not "held") */
+	EST_DECLARED = 1u << 6,	    /* some resource's demand comes from the config */
+	EST_DECAYING = 1u << 7,	    /* released, probe still above 1 */
+	EST_CPU_WAIT = 1u << 8,	    /* runqueue wait raised the CPU demand (not "held") */
+	EST_IO_CONTENDED = 1u << 9, /* IO on a busy disk without an io.max of ours */
 };
 #define EST_HELD_MASK                                                                              \
-	(EST_CPU_THROTTLED | EST_MEM_HIGH | EST_IO_LIMIT | EST_PSI_CPU | EST_PSI_MEM | EST_PSI_IO)
+	(EST_CPU_THROTTLED | EST_MEM_HIGH | EST_IO_LIMIT | EST_PSI_CPU | EST_PSI_MEM |             \
+	 EST_PSI_IO | EST_IO_CONTENDED)
 
 /* One tenant's measurements over the last period. NaN PSI = unknown. */
 struct est_sample {
 	double usage[FSD_MAX_RES]; /* units of the resource kind */
 	/* io resources only: the io.max value in force (INFINITY when "max"). */
 	double limit[FSD_MAX_RES];
+	/* io resources only: all tenants together use >= busy of its capacity */
+	bool contended[FSD_MAX_RES];
 	double cpu_throttled_delta;	 /* nr_throttled increase in the period */
 	double mem_high_events_delta;	 /* memory.events high increase */
 	double psi_cpu, psi_mem, psi_io; /* some avg10, percent */

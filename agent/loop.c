@@ -317,8 +317,10 @@ static double nan0(double v)
 	return isnan(v) ? 0 : v;
 }
 
-/* The sampler's view of tenant i as the estimator's plain sample. */
-static void to_est_sample(const struct fsd_daemon *d, size_t i, struct est_sample *es)
+/* The sampler's view of tenant i as the estimator's plain sample; busy[r]:
+ * the tenants together use >= the planner's busy share of io resource r. */
+static void to_est_sample(const struct fsd_daemon *d, size_t i, const bool *busy,
+			  struct est_sample *es)
 {
 	const struct fs_tenant_sample *s = &d->samples[i];
 	const struct plan_config *pc = &d->pcfg;
@@ -354,6 +356,7 @@ static void to_est_sample(const struct fsd_daemon *d, size_t i, struct est_sampl
 			break;
 		}
 		es->usage[r] = nan0(es->usage[r]);
+		es->contended[r] = busy[r];
 		/* io.max in force = what we wrote last period */
 		if (fsd_res_is_io(pc->res.kind[r]) && prev && prev->write && !d->opt.dry_run &&
 		    prev->io[r] != PLAN_MAX)
@@ -369,11 +372,24 @@ static void to_est_sample(const struct fsd_daemon *d, size_t i, struct est_sampl
 
 static void estimate_all(struct fsd_daemon *d)
 {
+	const struct fsd_resources *res = &d->pcfg.res;
+	bool busy[FSD_MAX_RES] = {false};
+	double use[FSD_MAX_RES] = {0};
+	struct est_sample es;
+
+	for (size_t i = 0; i < d->n; i++) {
+		if (!d->samples[i].present || d->samples[i].reset)
+			continue;
+		to_est_sample(d, i, busy, &es);
+		for (size_t r = 0; r < res->n; r++)
+			use[r] += es.usage[r];
+	}
+	for (size_t r = 0; r < res->n; r++)
+		busy[r] = fsd_res_is_io(res->kind[r]) && use[r] >= d->pcfg.busy * res->capacity[r];
 	for (size_t i = 0; i < d->n; i++) {
 		const struct fs_tenant_sample *s = &d->samples[i];
 		const struct fs_conf_tenant *ct = &d->conf->tenants[i];
 		struct plan_tenant_in *p = &d->pin[i];
-		struct est_sample es;
 
 		p->present = s->present;
 		if (!s->present)
@@ -383,7 +399,7 @@ static void estimate_all(struct fsd_daemon *d)
 			 * estimate; without one the tenant waits a period. */
 			p->present = d->est[i].initialized;
 		} else {
-			to_est_sample(d, i, &es);
+			to_est_sample(d, i, busy, &es);
 			est_update(&d->pcfg.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
 				   &d->est[i], &es, &d->est[i]);
 			memcpy(p->usage, es.usage, sizeof(p->usage));

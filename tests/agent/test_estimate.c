@@ -255,6 +255,45 @@ static void test_estimate_falls_gradually(void **unused)
 	assert_near(st.demand[CPU], 8 * 1e-3); /* floor_share * capacity */
 }
 
+/*
+ * IO on a contended disk (estimate.h): without an io.max of ours in force, a
+ * tenant that uses a busy disk is held back there (the device serves the
+ * deepest queue); a trivial user, a limited one below its limit, or one on
+ * an idle disk is not.
+ */
+static void test_io_contended(void **unused)
+{
+	struct fsd_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+	char why[64];
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&st);
+	busy_sample(&s); /* writes 5 MiB/s of 100: >= 1 % */
+	s.contended[WR] = true;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.held[WR]);
+	assert_false(st.held[RD]); /* reads: not contended */
+	assert_near(st.demand[WR], 5 * MiB * 1.5);
+	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "io-contended");
+
+	est_state_init(&st);
+	s.usage[WR] = 0.5 * MiB; /* 0.5 %: a logger, not a contender */
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_false(st.held[WR]);
+
+	est_state_init(&st);
+	s.usage[WR] = 5 * MiB;
+	s.limit[WR] = 20 * MiB; /* our limit is in force: only "at the limit" counts */
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_false(st.held[WR]);
+	assert_int_equal(st.reasons, 0);
+}
+
 /* Each held-back signal flags its own resource. */
 static void test_signals(void **unused)
 {
@@ -390,6 +429,7 @@ int main(void)
 	    cmocka_unit_test(test_reprobe_from_current),
 	    cmocka_unit_test(test_probe_joins_and_ends),
 	    cmocka_unit_test(test_estimate_falls_gradually),
+	    cmocka_unit_test(test_io_contended),
 	    cmocka_unit_test(test_signals),
 	    cmocka_unit_test(test_declared_overrides),
 	    cmocka_unit_test(test_idle_floor),
