@@ -112,9 +112,9 @@ static int teardown(void **state)
 
 static const char *const tenants[] = {"a.slice", "b.slice/inner"};
 
-static struct fs_writer *open_writer(struct fake *f)
+static struct fs_writer_opts writer_opts(struct fake *f)
 {
-	struct fs_writer_opts o = {
+	return (struct fs_writer_opts){
 	    .cgroup_root = f->root,
 	    .state_dir = f->state,
 	    .n_tenants = 2,
@@ -128,6 +128,11 @@ static struct fs_writer *open_writer(struct fake *f)
 	    .reprobe_us = 10000000,
 	    .log_interval_us = 5000000,
 	};
+}
+
+static struct fs_writer *open_writer(struct fake *f)
+{
+	struct fs_writer_opts o = writer_opts(f);
 	struct fs_writer *w;
 
 	assert_int_equal(fs_writer_open(&w, &o), 0);
@@ -235,14 +240,7 @@ static void test_one_writer_per_state_dir(void **state)
 	struct fake *f = *state;
 	struct fs_limits l = some_limits();
 	struct fs_writer *w = open_writer(f), *w2 = NULL;
-	struct fs_writer_opts o = {
-	    .cgroup_root = f->root,
-	    .state_dir = f->state,
-	    .n_tenants = 2,
-	    .cgroups = tenants,
-	    .log = capture_log,
-	    .log_ctx = f,
-	};
+	struct fs_writer_opts o = writer_opts(f);
 
 	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 1, NULL), 0);
 	assert_int_equal(fs_writer_open(&w2, &o), -EBUSY);
