@@ -73,6 +73,8 @@ void est_state_init(struct est_state *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->probe = 1.0;
+	for (size_t r = 0; r < FSD_MAX_RES; r++)
+		s->probe_r[r] = 1.0;
 }
 
 static bool psi_high(const struct est_config *cfg, double avg10)
@@ -155,35 +157,36 @@ void est_update(const struct fsd_resources *res, const struct est_config *cfg,
 		const struct est_sample *sample, struct est_state *next)
 {
 	struct est_state out;
-	double probe = prev && prev->initialized ? prev->probe : 1.0;
-	unsigned held_periods = prev && prev->initialized ? prev->held_periods : 0;
+	const bool have_prev = prev && prev->initialized;
+	unsigned held_periods = have_prev ? prev->held_periods : 0;
 
 	est_state_init(&out);
 	out.initialized = true;
 	out.reasons = held_back(res, cfg, sample, out.held);
-	for (size_t r = 0; r < res->n; r++)
-		out.probed[r] = out.held[r] || (prev && prev->initialized && prev->probed[r]);
+	out.held_periods = out.reasons ? held_periods + 1 : 0;
+	for (size_t r = 0; r < res->n; r++) {
+		double p = have_prev ? prev->probe_r[r] : 1.0;
 
-	if (out.reasons) {
-		probe = fmin(cfg->probe_max, fmax(probe, 1.0) * cfg->probe_step);
-		out.held_periods = held_periods + 1;
-	} else {
-		probe = 1.0 + (probe - 1.0) * cfg->decay;
-		if (probe < 1.0 + EST_PROBE_EPS)
-			probe = 1.0;
-		else
-			out.reasons |= EST_DECAYING;
-		out.held_periods = 0;
+		if (out.held[r]) {
+			p = fmin(cfg->probe_max, fmax(p, 1.0) * cfg->probe_step);
+		} else {
+			p = 1.0 + (p - 1.0) * cfg->decay;
+			if (p < 1.0 + EST_PROBE_EPS)
+				p = 1.0;
+			else
+				out.reasons |= EST_DECAYING;
+		}
+		out.probe_r[r] = fmax(p, 1.0);
+		out.probe = fmax(out.probe, out.probe_r[r]);
 	}
-	out.probe = fmax(probe, 1.0);
-	if (out.probe == 1.0)
-		memset(out.probed, 0, sizeof(out.probed));
+	if (out.reasons & EST_HELD_MASK)
+		out.reasons &= ~(unsigned)EST_DECAYING;
 
 	for (size_t r = 0; r < res->n; r++) {
 		double cap = res->capacity[r];
-		double d = clamp(sample->usage[r], 0, INFINITY) * (out.probed[r] ? out.probe : 1.0);
+		double d = clamp(sample->usage[r], 0, INFINITY) * out.probe_r[r];
 
-		if (prev && prev->initialized)
+		if (have_prev)
 			d = fmax(d, prev->demand[r] * cfg->decay);
 
 		if (declared && declared[r] >= 0) {

@@ -20,18 +20,21 @@
  *    deepest, and nothing else shows the shallow queue's unmet demand:
  *    libaio and io_uring waits are not iowait, so PSI io stays 0), or PSI
  *    "some avg10" of the resource above psi_threshold percent.
- *  - While held back on any resource the tenant's demand is probed upward:
- *    probe *= probe_step each held period, bounded by probe_max, and
- *    demand = probe * usage on the resources it was held back on during
- *    this probe (since the probe last was 1); usage elsewhere. Scaling the
- *    whole vector instead (the papers' proportional-usage assumption) was
+ *  - While held back on a resource the tenant's demand there is probed
+ *    upward: its probe factor *= probe_step each held period, bounded by
+ *    probe_max, and demand = probe * usage on that resource; usage
+ *    elsewhere. Scaling the whole vector instead (the papers'
+ *    proportional-usage assumption) was
  *    measured to waste what the planner hands out: an IO-bound tenant's
  *    small CPU use became 4x its need, and under hard limits that CPU was
  *    taken from CPU-bound tenants and left idle (e2e test 8). A tenant
  *    whose other uses do grow with its bottleneck (compress-then-write)
  *    reaches its new limit there too, and is then probed there as well.
- *  - When released, probe decays: probe = 1 + (probe - 1) * decay, snapping
- *    to 1 below 1 + EST_PROBE_EPS (which ends the probe).
+ *  - When released there, the factor decays: probe = 1 + (probe - 1) *
+ *    decay, snapping to 1 below 1 + EST_PROBE_EPS. (One factor for the
+ *    whole tenant kept a resource held once inflated for as long as any
+ *    other stayed held: an IO tenant's CPU estimate then crowded out
+ *    CPU-bound tenants.)
  *  - An estimate falls by at most the factor `decay` per period: demand >=
  *    decay * previous demand. Use per period is bursty (blk-throttle lets a
  *    throttled tenant's 1 MiB bios through one at a time, so its write rate
@@ -157,12 +160,12 @@ void est_sample_init(struct est_sample *s);
 
 struct est_state {
 	bool initialized;
-	double demand[FSD_MAX_RES]; /* the current estimate */
-	bool held[FSD_MAX_RES];	    /* held back on this resource this period */
-	bool probed[FSD_MAX_RES];   /* held back on it during the current probe */
-	double probe;		    /* >= 1 */
-	unsigned reasons;	    /* enum est_reason bits */
-	unsigned held_periods;	    /* consecutive held periods */
+	double demand[FSD_MAX_RES];  /* the current estimate */
+	bool held[FSD_MAX_RES];	     /* held back on this resource this period */
+	double probe_r[FSD_MAX_RES]; /* >= 1, per resource */
+	double probe;		     /* the largest probe_r (for display) */
+	unsigned reasons;	     /* enum est_reason bits */
+	unsigned held_periods;	     /* consecutive held periods */
 };
 
 void est_state_init(struct est_state *s);

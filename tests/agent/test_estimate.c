@@ -106,8 +106,8 @@ static void test_throttled_probes_up_bounded(void **unused)
 		assert_false(st.held[MEM]);
 		assert_int_equal(st.held_periods, i + 1);
 		assert_near(st.demand[CPU], fmin(8, 1.5 * expect[i]));
-		assert_true(st.probed[CPU]);
-		assert_false(st.probed[MEM] || st.probed[RD] || st.probed[WR]);
+		assert_near(st.probe_r[CPU], expect[i]);
+		assert_near(st.probe_r[MEM] * st.probe_r[RD] * st.probe_r[WR], 1);
 		assert_near(st.demand[MEM], 2 * GiB);
 		assert_near(st.demand[RD], 10 * MiB);
 		assert_near(st.demand[WR], 5 * MiB);
@@ -185,9 +185,9 @@ static void test_reprobe_from_current(void **unused)
 	assert_int_equal(st.held_periods, 1);
 }
 
-/* A second resource held during the same probe joins it; the probe ending
- * (back to 1) forgets both. */
-static void test_probe_joins_and_ends(void **unused)
+/* Each resource has its own probe factor: cpu held once then released
+ * decays while writes, held next, climb; both end at 1. */
+static void test_probe_per_resource(void **unused)
 {
 	struct fsd_resources res;
 	struct est_config cfg;
@@ -200,21 +200,24 @@ static void test_probe_joins_and_ends(void **unused)
 	est_state_init(&st);
 	busy_sample(&s);
 	s.cpu_throttled_delta = 1;
-	est_update(&res, &cfg, NULL, &st, &s, &st); /* probe 1.5 on cpu */
+	est_update(&res, &cfg, NULL, &st, &s, &st); /* cpu 1.5 */
 	s.cpu_throttled_delta = 0;
 	s.limit[WR] = 5 * MiB;			    /* writes at their io.max */
-	est_update(&res, &cfg, NULL, &st, &s, &st); /* 2.25 on cpu and wbps */
-	assert_near(st.probe, 2.25);
+	est_update(&res, &cfg, NULL, &st, &s, &st); /* cpu 1.25, wbps 1.5 */
 	assert_true(st.held[WR] && !st.held[CPU]);
-	assert_true(st.probed[CPU] && st.probed[WR]);
-	assert_near(st.demand[CPU], 1.5 * 2.25);
-	assert_near(st.demand[WR], 5 * MiB * 2.25);
+	assert_near(st.probe_r[CPU], 1.25);
+	assert_near(st.probe_r[WR], 1.5);
+	assert_near(st.probe_r[RD], 1);
+	assert_near(st.probe, 1.5);
+	assert_near(st.demand[CPU], 1.5 * 1.25);
+	assert_near(st.demand[WR], 5 * MiB * 1.5);
 	assert_near(st.demand[RD], 10 * MiB);
 	s.limit[WR] = INFINITY;
 	for (int i = 0; i < 20 && st.probe > 1; i++)
 		est_update(&res, &cfg, NULL, &st, &s, &st);
 	assert_near(st.probe, 1);
-	assert_false(st.probed[CPU] || st.probed[WR]);
+	assert_near(st.probe_r[CPU], 1);
+	assert_near(st.probe_r[WR], 1);
 	assert_near(st.demand[CPU], 1.5);
 	assert_near(st.demand[WR], 5 * MiB);
 }
@@ -427,7 +430,7 @@ int main(void)
 	    cmocka_unit_test(test_throttled_probes_up_bounded),
 	    cmocka_unit_test(test_released_decays),
 	    cmocka_unit_test(test_reprobe_from_current),
-	    cmocka_unit_test(test_probe_joins_and_ends),
+	    cmocka_unit_test(test_probe_per_resource),
 	    cmocka_unit_test(test_estimate_falls_gradually),
 	    cmocka_unit_test(test_io_contended),
 	    cmocka_unit_test(test_signals),
