@@ -46,9 +46,13 @@
  *  - A declared demand (config `demand`) overrides the estimate of that
  *    resource (NaN = not declared).
  *  - Runqueue wait (eBPF sampler, issue 4): over a period, a tenant whose
- *    threads ran U cores and waited W cores (wait-seconds per second) had
- *    U + W runnable threads on average: with CPUs for all of them it would
- *    have used up to U + W cores. So its CPU demand is at least U + W,
+ *    threads ran U cores and waited W cores (wait-seconds per second) before
+ *    runs they left still runnable (preempted or throttled: they wanted the
+ *    CPU all along) had U + W threads wanting a CPU on average: with CPUs
+ *    for all of them it would have used up to U + W cores. Wait after a
+ *    wakeup of a thread that then sleeps again is scheduling latency, not
+ *    demand, and is not in W: counted, it made an IO-bound fio look as if it
+ *    wanted 0.3-0.5 core under TCG (e2e test 8). So its CPU demand is at least U + W,
  *    whatever the probe says: demand_cpu = max(probe * U, U + W). The mean
  *    runnable count is bounded by the tenant's thread count by definition,
  *    and the capacity clamp below bounds it by the host. W includes time

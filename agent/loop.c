@@ -367,7 +367,7 @@ static void to_est_sample(const struct fsd_daemon *d, size_t i, const bool *busy
 	es->psi_cpu = s->psi_cpu.some_avg10;
 	es->psi_mem = s->psi_mem.some_avg10;
 	es->psi_io = s->psi_io.some_avg10;
-	es->cpu_wait = s->cpu_runq_wait;
+	es->cpu_wait = s->cpu_runq_wait_preempted;
 }
 
 static void estimate_all(struct fsd_daemon *d)
@@ -532,14 +532,15 @@ static void status_line(const struct fsd_daemon *d, char *buf, size_t len)
 
 static void log_period(const struct fsd_daemon *d, const char *status)
 {
-	char line[2048], why[96], wait[96];
+	char line[2048], why[96], wait[128];
 	int cpu = fsd_resources_find(&d->pcfg.res, FSD_RES_CPU);
 
 	if (!fsd_log_enabled(LOG_DEBUG))
 		return;
 	fsd_debug("%s", status);
 	for (size_t i = 0; i < d->plan.n_tenants; i++) {
-		double w = d->samples[i].cpu_runq_wait;
+		double w = d->samples[i].cpu_runq_wait_preempted;
+		double wall = d->samples[i].cpu_runq_wait;
 
 		plan_fmt_summary(&d->pcfg, &d->plan, i, line, sizeof(line));
 		/* runqueue wait (eBPF) next to the CPU demand it raises */
@@ -549,8 +550,8 @@ static void log_period(const struct fsd_daemon *d, const char *status)
 				 d->pin[i].usage[cpu], d->est[i].demand[cpu]);
 		else if (cpu >= 0)
 			snprintf(wait, sizeof(wait),
-				 " cpu.usage=%.3f cpu.wait=%.3f cpu.demand=%.3f",
-				 d->pin[i].usage[cpu], w, d->est[i].demand[cpu]);
+				 " cpu.usage=%.3f cpu.wait=%.3f cpu.wait.all=%.3f cpu.demand=%.3f",
+				 d->pin[i].usage[cpu], w, wall, d->est[i].demand[cpu]);
 		fsd_log(LOG_DEBUG, d->plan.t[i].name, NULL, d->conf->tenants[i].cgroup,
 			"%s probe=%.3f est=%s%s", line, d->est[i].probe,
 			est_reason_str(d->est[i].reasons, why, sizeof(why)), wait);

@@ -40,12 +40,14 @@ struct fs_tenant_sample {
 	bool reset;   /* baseline (re)started this period: rates and deltas NAN */
 
 	/* cpu.stat */
-	double cpu_cores;	 /* usage_usec delta / period: cores */
-	double cpu_throttled_us; /* throttled_usec delta, microseconds in the period */
-	double cpu_nr_throttled; /* nr_throttled delta, count in the period */
-	double cpu_nr_periods;	 /* nr_periods delta, count in the period */
-	double cpu_runq_wait;	 /* runqueue wait, cores-equivalent (wait-seconds per
-				    second); NAN for cgroupfs (eBPF only) */
+	double cpu_cores;		/* usage_usec delta / period: cores */
+	double cpu_throttled_us;	/* throttled_usec delta, microseconds in the period */
+	double cpu_nr_throttled;	/* nr_throttled delta, count in the period */
+	double cpu_nr_periods;		/* nr_periods delta, count in the period */
+	double cpu_runq_wait;		/* runqueue wait, cores-equivalent (wait-seconds per
+					   second); NAN for cgroupfs (eBPF only) */
+	double cpu_runq_wait_preempted; /* the part of it before runs that ended by
+					   preemption: unmet CPU demand (eBPF only) */
 
 	/* memory.current and memory.stat: gauges at sample time, bytes */
 	double mem_current;

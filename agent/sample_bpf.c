@@ -298,9 +298,9 @@ int fs_sampler_open_pick(enum fs_conf_sampler mode, const struct fs_sampler_conf
 
 static bool counters_backwards(const struct fs_bpf_counters *c, const struct fs_bpf_counters *p)
 {
-	return c->cpu_ns < p->cpu_ns || c->wait_ns < p->wait_ns || c->rx_bytes < p->rx_bytes ||
-	       c->tx_bytes < p->tx_bytes || c->rx_packets < p->rx_packets ||
-	       c->tx_packets < p->tx_packets;
+	return c->cpu_ns < p->cpu_ns || c->wait_ns < p->wait_ns || c->pwait_ns < p->pwait_ns ||
+	       c->rx_bytes < p->rx_bytes || c->tx_bytes < p->tx_bytes ||
+	       c->rx_packets < p->rx_packets || c->tx_packets < p->tx_packets;
 }
 
 static const struct fs_bpf_dev_io *find_dev(const struct fs_bpf_counters *c, struct fs_devnum d)
@@ -384,8 +384,11 @@ static void sample_one(struct bpf_sampler *s, size_t t, uint64_t now_us, struct 
 	p->read_err = 0;
 	dt = (double)(now_us - p->now_us) / 1e6;
 	if (p->valid && !o->reset && now_us > p->now_us && !counters_backwards(&c, &p->c)) {
-		if (s->programs & FS_BPF_SCHED)
+		if (s->programs & FS_BPF_SCHED) {
 			o->cpu_runq_wait = (double)(c.wait_ns - p->c.wait_ns) / 1e9 / dt;
+			o->cpu_runq_wait_preempted =
+			    (double)(c.pwait_ns - p->c.pwait_ns) / 1e9 / dt;
+		}
 		if (s->programs & FS_BPF_NET) {
 			o->net_rx_bps = (double)(c.rx_bytes - p->c.rx_bytes) / dt;
 			o->net_tx_bps = (double)(c.tx_bytes - p->c.tx_bytes) / dt;

@@ -3,9 +3,12 @@
  * The eBPF sampling backend (issue 4): wraps an inner sampler (cgroupfs:
  * memory, PSI, throttling, io.stat stay its job) and adds what only eBPF
  * sees, per tenant subtree (bpf/fs_bpf.h):
- *  - cpu_runq_wait: runqueue wait in cores (wait-seconds per second). With
- *    cpu_cores it is the tenant's mean number of runnable threads, which the
- *    estimator uses as its CPU demand (estimate.h);
+ *  - cpu_runq_wait: runqueue wait in cores (wait-seconds per second), and
+ *    cpu_runq_wait_preempted, its part before runs that ended with the thread
+ *    still runnable (preempted, throttled): with cpu_cores, the mean number
+ *    of threads that wanted a CPU, which the estimator uses as its CPU
+ *    demand (estimate.h). Wait after a wakeup of a thread that then sleeps
+ *    again (fio, a server) is latency, not demand, and stays out of it;
  *  - net_rx_bps, net_tx_bps: bytes/s through the tenants' common ancestor
  *    (cgroup_skb attached there once);
  *  - block bytes per configured disk, used only to cross-check io.stat

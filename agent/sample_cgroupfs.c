@@ -52,6 +52,7 @@ void fs_tenant_sample_unknown(struct fs_tenant_sample *s)
 	memset(s, 0, sizeof(*s));
 	s->cpu_cores = s->cpu_throttled_us = s->cpu_nr_throttled = s->cpu_nr_periods = NAN;
 	s->cpu_runq_wait = NAN;
+	s->cpu_runq_wait_preempted = NAN;
 	s->mem_current = s->mem_anon = s->mem_file = NAN;
 	s->mem_active_anon = s->mem_inactive_anon = s->mem_active_file = s->mem_inactive_file = NAN;
 	s->mem_ev_high = s->mem_ev_max = s->mem_ev_oom = s->mem_ev_oom_kill = NAN;

@@ -51,6 +51,10 @@ struct fs_bpf_dev_io {
 struct fs_bpf_counters {
 	uint64_t cpu_ns;  /* on-CPU time */
 	uint64_t wait_ns; /* runnable but waiting for a CPU */
+	/* the part of wait_ns before runs that ended by preemption (or
+	 * throttling, or a yield): wait of threads that wanted the CPU all along,
+	 * as opposed to wakeup latency of threads that then slept again */
+	uint64_t pwait_ns;
 	uint64_t rx_bytes, rx_packets;
 	uint64_t tx_bytes, tx_packets;
 	unsigned int ndevs;  /* used entries of devs[], sorted by major:minor */

@@ -15,6 +15,9 @@
 struct fs_sched_val {
 	__u64 cpu_ns;  /* time on CPU (se.sum_exec_runtime deltas) */
 	__u64 wait_ns; /* runnable, not running (sched_info.run_delay deltas) */
+	/* the part of wait_ns before runs that ended with the task still
+	 * runnable (preempted, throttled, yielded): it wanted the CPU all along */
+	__u64 pwait_ns;
 };
 
 #define FS_BPF_MAX_CPUS 1024 /* fs_sched_cpus[] entries (64 KiB) */
@@ -28,7 +31,8 @@ struct fs_sched_val {
  * The reader adds both parts (the running part from /proc/PID/schedstat: a
  * task alone on a CPU may not switch for seconds). seq is odd while the
  * program updates the entry (a seqcount): the reader retries instead of
- * counting a run twice. 64 bytes, so CPUs do not share a cache line.
+ * counting a run twice. 128 bytes (two lines, the hot fields in the first),
+ * so CPUs do not share a cache line.
  */
 struct fs_sched_cpu {
 	__u64 seq;
@@ -39,6 +43,8 @@ struct fs_sched_cpu {
 	__u64 acc_cgid; /* cgroup of the unflushed sums; 0: none */
 	__u64 acc_cpu_ns;
 	__u64 acc_wait_ns;
+	__u64 acc_pwait_ns;
+	__u64 pad[7];
 };
 
 /* blk_stats: key = (submitter's cgroup v2 id, whole disk), per-CPU value. */

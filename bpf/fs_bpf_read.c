@@ -181,6 +181,7 @@ static bool snap_cpu(const struct fs_sched_cpu *src, struct fs_sched_cpu *dst)
 		dst->acc_cgid = __atomic_load_n(&src->acc_cgid, __ATOMIC_RELAXED);
 		dst->acc_cpu_ns = __atomic_load_n(&src->acc_cpu_ns, __ATOMIC_RELAXED);
 		dst->acc_wait_ns = __atomic_load_n(&src->acc_wait_ns, __ATOMIC_RELAXED);
+		dst->acc_pwait_ns = __atomic_load_n(&src->acc_pwait_ns, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&src->seq, __ATOMIC_RELAXED) == seq) {
 			dst->seq = seq;
@@ -219,7 +220,7 @@ static int read_sched(struct fs_bpf *b, const struct id_set *s, struct fs_bpf_co
 {
 	const struct fs_sched_cpu *cpus = b->sched->bss->fs_sched_cpus;
 	int fd = bpf_map__fd(b->sched->maps.sched_stats);
-	uint64_t cpu_ns = 0, wait_ns = 0;
+	uint64_t cpu_ns = 0, wait_ns = 0, pwait_ns = 0;
 	struct fs_sched_cpu *c1 = NULL;
 	bool *bad = NULL;
 	int rc, tries, cpu;
@@ -236,7 +237,7 @@ static int read_sched(struct fs_bpf *b, const struct id_set *s, struct fs_bpf_co
 
 		for (cpu = 0; cpu < b->ncpus; cpu++)
 			bad[cpu] = !snap_cpu(&cpus[cpu], &c1[cpu]);
-		cpu_ns = wait_ns = 0;
+		cpu_ns = wait_ns = pwait_ns = 0;
 		for (i = 0; i < s->n; i++) {
 			rc = lookup_pcpu(b, fd, &s->v[i]);
 			if (rc < 0) {
@@ -247,6 +248,7 @@ static int read_sched(struct fs_bpf *b, const struct id_set *s, struct fs_bpf_co
 			for (cpu = 0; rc && cpu < b->ncpus; cpu++) {
 				cpu_ns += PCPU(b, struct fs_sched_val, cpu)->cpu_ns;
 				wait_ns += PCPU(b, struct fs_sched_val, cpu)->wait_ns;
+				pwait_ns += PCPU(b, struct fs_sched_val, cpu)->pwait_ns;
 			}
 		}
 		for (cpu = 0; stable && cpu < b->ncpus; cpu++) {
@@ -271,6 +273,7 @@ static int read_sched(struct fs_bpf *b, const struct id_set *s, struct fs_bpf_co
 			if (acc) {
 				cpu_ns += c->acc_cpu_ns;
 				wait_ns += c->acc_wait_ns;
+				pwait_ns += c->acc_pwait_ns;
 			}
 			if (running && run > c->run0)
 				cpu_ns += run - c->run0;
@@ -287,6 +290,9 @@ static int read_sched(struct fs_bpf *b, const struct id_set *s, struct fs_bpf_co
 	}
 	out->cpu_ns += cpu_ns;
 	out->wait_ns += wait_ns;
+	/* The running task's wait so far is in wait_ns only: how its run ends
+	 * decides, at its switch-out. */
+	out->pwait_ns += pwait_ns;
 	rc = 0;
 out:
 	free(c1);

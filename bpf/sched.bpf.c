@@ -69,20 +69,45 @@ static __always_inline void flush(struct fs_sched_cpu *c)
 	if (v) {
 		v->cpu_ns += c->acc_cpu_ns;
 		v->wait_ns += c->acc_wait_ns;
+		v->pwait_ns += c->acc_pwait_ns;
 	}
 }
 
 /* Add one run to the CPU's unflushed sums, flushing another cgroup's first. */
-static __always_inline void charge(struct fs_sched_cpu *c, __u64 cgid, __u64 run, __u64 wait)
+static __always_inline void charge(struct fs_sched_cpu *c, __u64 cgid, __u64 run, __u64 wait,
+				   __u64 pwait)
 {
 	if (c->acc_cgid != cgid) {
 		flush(c);
 		c->acc_cgid = cgid;
 		c->acc_cpu_ns = 0;
 		c->acc_wait_ns = 0;
+		c->acc_pwait_ns = 0;
 	}
 	c->acc_cpu_ns += run;
 	c->acc_wait_ns += wait;
+	c->acc_pwait_ns += pwait;
+}
+
+/* Before 5.14 the field was `long state`. */
+struct task_struct___pre514 {
+	volatile long state;
+} __attribute__((preserve_access_index));
+
+/*
+ * prev leaves the CPU still runnable: preempted (tick, wakeup preemption,
+ * cpu.max throttling) or yielding. Such a thread wanted to keep running, so
+ * the wait before this run was unmet CPU demand. A thread that goes to sleep
+ * instead (IO, a lock, a pipe) only waited out scheduling latency after its
+ * wakeup: with a free CPU it would have run just as long and slept again.
+ */
+static __always_inline bool still_runnable(bool preempt, struct task_struct *prev)
+{
+	if (preempt)
+		return true;
+	if (bpf_core_field_exists(prev->__state))
+		return prev->__state == 0;
+	return ((struct task_struct___pre514 *)prev)->state == 0;
 }
 
 /* SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE: CFS keeps prev_sum_exec_runtime. */
@@ -144,7 +169,7 @@ int BPF_PROG(fs_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			m->charged = delay;
 			m->valid = 1;
 		}
-		charge(c, cgid, run, wait);
+		charge(c, cgid, run, wait, still_runnable(preempt, prev) ? wait : 0);
 	}
 
 	if (next->pid) {

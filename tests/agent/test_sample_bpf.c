@@ -148,6 +148,7 @@ static void set_bpf(size_t i, const char *path, uint64_t cpu_ns, uint64_t wait_n
 	fb.path[i] = path;
 	fb.c[i].cpu_ns = cpu_ns;
 	fb.c[i].wait_ns = wait_ns;
+	fb.c[i].pwait_ns = wait_ns / 4; /* a quarter of it before preemptions */
 	fb.c[i].rx_bytes = rx;
 	fb.c[i].tx_bytes = tx;
 	if (i >= fb.n)
@@ -211,6 +212,7 @@ static void test_merge_wait_and_net(void **state)
 	assert_true(s[0].cpu_cores == 1.0);	/* from cpu.stat (cgroupfs) */
 	assert_true(s[0].mem_current == 4096);	/* cgroupfs */
 	assert_true(s[0].cpu_runq_wait == 0.5); /* 1 s of wait in 2 s */
+	assert_true(s[0].cpu_runq_wait_preempted == 0.125);
 	assert_true(s[0].net_rx_bps == 2000);
 	assert_true(s[0].net_tx_bps == 500);
 	assert_true(s[1].cpu_runq_wait == 0);

@@ -57,8 +57,8 @@
 #define ERRLEN	     512
 #define MAX_CHILDREN 4
 
-static const char *const subdirs[] = {"cpu", "pair", "alone",  "approx",
-				      "net", "blk",  "nested", "nested/deep"};
+static const char *const subdirs[] = {"cpu",	"pair", "alone", "hog",	   "napper",
+				      "approx", "net",	"blk",	 "nested", "nested/deep"};
 #define NSUBDIRS (sizeof(subdirs) / sizeof(subdirs[0]))
 
 struct env {
@@ -199,6 +199,28 @@ static int burn(void *p)
 	return 0;
 }
 
+/* Pinned to a->cpu: a->ms rounds of ~0.2 ms on the CPU then 1 ms asleep. */
+static int nap(void *p)
+{
+	const struct burn_arg *a = p;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(a->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return 3;
+	for (unsigned int r = 0; r < a->ms; r++) {
+		uint64_t end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + 200000;
+		volatile uint64_t x = 0;
+
+		while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
+			for (int i = 0; i < 1000; i++)
+				x += i;
+		usleep(1000);
+	}
+	return 0;
+}
+
 /* Run n burners in sub (each its own child) and sum their truth. */
 static void run_burners(struct env *e, const char *sub, int n, int cpu, unsigned int ms,
 			struct truth *sum)
@@ -324,6 +346,49 @@ static void test_runq_wait(void **state)
 	 * the VM); the run_delay checks above hold it to the truth either way.
 	 */
 	assert_true(pair.wait_ns >= pair.cpu_ns / 2);
+	/* Burners leave the CPU only when preempted: all their wait is unmet
+	 * demand (pwait). */
+	assert_true(pair.pwait_ns >= pair.wait_ns * 9 / 10);
+	assert_true(pair.pwait_ns <= pair.wait_ns);
+}
+
+/*
+ * A thread that runs briefly and sleeps (an IO loop) next to a burner on its
+ * CPU waits after each wakeup, but leaves the CPU by sleeping: that wait is
+ * latency, not demand, and stays out of pwait. The burner's stays in.
+ */
+static void test_wakeup_wait_is_not_demand(void **state)
+{
+	struct env *e = *state;
+	struct burn_arg hog = {.cpu = 0, .ms = 600}, napper = {.cpu = 0, .ms = 300};
+	struct fs_bpf_counters h, n;
+	struct truth th, tn;
+	int hfd = cg_fd(e, "hog"), nfd = cg_fd(e, "napper");
+	pid_t hp, np;
+
+	assert_true(hfd >= 0 && nfd >= 0);
+	hp = spawn_in(hfd, burn, &hog);
+	np = spawn_in(nfd, nap, &napper);
+	assert_true(hp > 0 && np > 0);
+	reap(np, &tn);
+	reap(hp, &th);
+	assert_int_equal(tn.status, 0);
+	assert_int_equal(th.status, 0);
+	close(hfd);
+	close(nfd);
+	read_sub(e, "hog", &h);
+	read_sub(e, "napper", &n);
+	print_message(
+	    "napper: cpu %llu ns, wait %llu ns (run_delay %llu), preempted wait %llu ns\n",
+	    (unsigned long long)n.cpu_ns, (unsigned long long)n.wait_ns,
+	    (unsigned long long)tn.delay_ns, (unsigned long long)n.pwait_ns);
+	print_message(
+	    "hog   : cpu %llu ns, wait %llu ns (run_delay %llu), preempted wait %llu ns\n",
+	    (unsigned long long)h.cpu_ns, (unsigned long long)h.wait_ns,
+	    (unsigned long long)th.delay_ns, (unsigned long long)h.pwait_ns);
+	assert_true(fabs((double)n.wait_ns - tn.delay_ns) <= 0.02 * tn.delay_ns + 1e6);
+	assert_true(n.pwait_ns <= n.wait_ns / 4 + 1000000);
+	assert_true(h.pwait_ns >= h.wait_ns * 9 / 10);
 }
 
 /*
@@ -748,10 +813,15 @@ static int setup_env(struct env *e)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cpu_time),	  cmocka_unit_test(test_runq_wait),
-	    cmocka_unit_test(test_approx_wait),	  cmocka_unit_test(test_net_bytes),
-	    cmocka_unit_test(test_blk_bytes),	  cmocka_unit_test(test_subtree_sum),
-	    cmocka_unit_test(test_close_unloads), cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_cpu_time),
+	    cmocka_unit_test(test_runq_wait),
+	    cmocka_unit_test(test_wakeup_wait_is_not_demand),
+	    cmocka_unit_test(test_approx_wait),
+	    cmocka_unit_test(test_net_bytes),
+	    cmocka_unit_test(test_blk_bytes),
+	    cmocka_unit_test(test_subtree_sum),
+	    cmocka_unit_test(test_close_unloads),
+	    cmocka_unit_test(test_errors),
 	};
 
 	if (geteuid() != 0) {
