@@ -9,7 +9,10 @@
 #                    scratch device: it is overwritten; in the VM /dev/vda),
 #                    else 1 busy thread
 # Runs as a VM suite (ok/not ok lines, "N passed, N failed"); the checks are
-# loose, it is a demonstration: measured within 0.1 of the computed limit.
+# loose, it is a demonstration: in limits mode, measured cpu within 0.1 of
+# the computed limit; in weights mode (cpu and disk both contended: no cpu.max,
+# the CPU goes by cpu.weight), the two CPU-bound tenants' measured ratio
+# within 20 % of their cpu.weight ratio.
 . "$FS_SRC/tests/vm/lib.sh"
 E2E_TOP=${E2E_TOP:-fairshare-demo.slice}
 E2E_CTL=${E2E_CTL:-fairshare-demo-ctl}
@@ -43,6 +46,7 @@ fi
 fsd_start demo "$conf"
 t_check "fairshared running (log $(fsd_log demo))" fsd_wait_periods demo 20 60
 
+declare -A cw=() used=()
 for round in 1 2; do
 	mapfile -t m < <(e2e_measure 5 web batch backup)
 	t_section "round $round: computed allocation vs measured (5 s)"
@@ -58,10 +62,20 @@ for round in 1 2; do
 		printf '# %-7s %6s %10s %10s %10s %12s %12s\n' $n "$(grep -A3 "^\[tenant.$n\]" "$conf" | sed -n 's/^weight = //p')" \
 			"$lim" "$c" "$(kv "$l" mode)" "$dl" "$( [[ -n $DISK ]] && echo "$b" || echo -)"
 		record "round${round}.$n" "cpu_plan=$lim cpu_used=$c disk_plan=$dl disk_used=$b"
-		((round == 2)) && [[ $lim != max ]] &&
-			assert_between "$n: measured cpu within 0.1 of the computed limit $lim" "$c" "$(calc "$lim - 0.1")" "$(calc "$lim + 0.1")"
+		cw[$n]=$(kv "$l" cpu.weight) used[$n]=$c
+		if ((round == 2)) && [[ $lim != max ]]; then
+			if [[ $(kv "$l" mode) == limits ]]; then
+				assert_between "$n: measured cpu within 0.1 of the computed limit $lim" "$c" "$(calc "$lim - 0.1")" "$(calc "$lim + 0.1")"
+			else
+				weights_mode=1
+			fi
+		fi
 	done
 done
+if [[ -n ${weights_mode:-} ]]; then
+	assert_near "weights mode: web:batch measured cpu follows cpu.weight ${cw[web]}:${cw[batch]}" \
+		"$(calc "${used[web]} / ${used[batch]}")" "$(calc "${cw[web]} / ${cw[batch]}")" 0.2
+fi
 fsd_stop demo
 assert_eq "fairshared stopped cleanly (original values restored)" "$?" 0
 t_done
