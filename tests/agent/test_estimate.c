@@ -33,6 +33,16 @@ static void busy_sample(struct est_sample *s)
 	s->usage[WR] = 5 * MiB;
 }
 
+/* The host, default config, an empty state and the busy sample. */
+static void fresh(struct fsd_resources *res, struct est_config *cfg, struct est_state *st,
+		  struct est_sample *s)
+{
+	host(res);
+	est_config_default(cfg);
+	est_state_init(st);
+	busy_sample(s);
+}
+
 static void assert_near(double a, double b)
 {
 	if (fabs(a - b) > 1e-9 * fmax(1, fabs(b)))
@@ -66,10 +76,7 @@ static void test_unheld_is_usage(void **unused)
 	char why[64];
 
 	(void)unused;
-	host(&res);
-	est_config_default(&cfg);
-	est_state_init(&st);
-	busy_sample(&s);
+	fresh(&res, &cfg, &st, &s);
 	s.psi_cpu = 3; /* below the 10 % threshold */
 	est_update(&res, &cfg, NULL, &st, &s, &st);
 	for (int r = 0; r < NRES; r++) {
@@ -94,10 +101,7 @@ static void test_throttled_probes_up_bounded(void **unused)
 	char why[64];
 
 	(void)unused;
-	host(&res);
-	est_config_default(&cfg);
-	est_state_init(&st);
-	busy_sample(&s);
+	fresh(&res, &cfg, &st, &s);
 	s.cpu_throttled_delta = 7;
 	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
 		est_update(&res, &cfg, NULL, &st, &s, &st);
@@ -129,10 +133,7 @@ static void test_released_decays(void **unused)
 	struct est_sample s;
 
 	(void)unused;
-	host(&res);
-	est_config_default(&cfg);
-	est_state_init(&st);
-	busy_sample(&s);
+	fresh(&res, &cfg, &st, &s);
 	s.mem_high_events_delta = 3;
 	for (int i = 0; i < 5; i++)
 		est_update(&res, &cfg, NULL, &st, &s, &st);
@@ -169,10 +170,7 @@ static void test_reprobe_from_current(void **unused)
 	struct est_sample s;
 
 	(void)unused;
-	host(&res);
-	est_config_default(&cfg);
-	est_state_init(&st);
-	busy_sample(&s);
+	fresh(&res, &cfg, &st, &s);
 	s.cpu_throttled_delta = 1;
 	est_update(&res, &cfg, NULL, &st, &s, &st); /* 1.5 */
 	est_update(&res, &cfg, NULL, &st, &s, &st); /* 2.25 */
@@ -195,10 +193,7 @@ static void test_probe_per_resource(void **unused)
 	struct est_sample s;
 
 	(void)unused;
-	host(&res);
-	est_config_default(&cfg);
-	est_state_init(&st);
-	busy_sample(&s);
+	fresh(&res, &cfg, &st, &s);
 	s.cpu_throttled_delta = 1;
 	est_update(&res, &cfg, NULL, &st, &s, &st); /* cpu 1.5 */
 	s.cpu_throttled_delta = 0;
@@ -235,10 +230,7 @@ static void test_estimate_falls_gradually(void **unused)
 	struct est_sample s;
 
 	(void)unused;
-	host(&res);
-	est_config_default(&cfg);
-	est_state_init(&st);
-	busy_sample(&s);
+	fresh(&res, &cfg, &st, &s);
 	s.limit[WR] = 4 * MiB; /* a 1 MiB bio let through in a 0.25 s period */
 	est_update(&res, &cfg, NULL, &st, &s, &st);
 	assert_true(st.held[WR]);

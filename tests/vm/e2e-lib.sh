@@ -235,6 +235,16 @@ io_load() {
 		--offset_increment=16M --time_based --runtime="$3" --output=/dev/null
 }
 
+# e2e_cpu_disk_mix SECONDS: the two-bottleneck mix of e2e tests 5 and 8 in
+# tenants a, b, c under E2E_TOP: a CPU only (2 threads), b disk only (fio,
+# 2 jobs x iodepth 4), c both (1 thread + fio 1 job x iodepth 4).
+e2e_cpu_disk_mix() {
+	cg_spawn "$E2E_TOP/a" cpu_load 2 "$1"
+	cg_spawn "$E2E_TOP/b" io_load 2 4 "$1" 0
+	cg_spawn "$E2E_TOP/c" cpu_load 1 "$1"
+	cg_spawn "$E2E_TOP/c" io_load 1 4 "$1" 64
+}
+
 # fsd_series NAME TENANT RES: "PERIOD ALLOC LIMIT" for every logged period
 # (sizes in bytes, "max" as -1), to find when something happened. The
 # tenant lines of period N follow its status line "period N:".

@@ -13,10 +13,7 @@ T=$E2E_TOP
 BPS=$FS_VM_DISK_BPS
 
 t_check "tenant cgroups created" eval 'e2e_setup && e2e_tenants a b c'
-cg_spawn $T/a cpu_load 2 200
-cg_spawn $T/b io_load 2 4 200 0
-cg_spawn $T/c cpu_load 1 200
-cg_spawn $T/c io_load 1 4 200 64
+e2e_cpu_disk_mix 200
 # --- test 8 ---
 conf=$FS_OUT/e2e-njc.conf
 e2e_conf "$conf" 0.3 njc limits
