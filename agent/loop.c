@@ -100,15 +100,15 @@ int fsd_plan_config_from_conf(const struct fs_conf *c, struct plan_config *pc, c
 			dev = c->disks[cr->disk].dev;
 		ret = fsd_resources_add(&pc->res, kind_of(cr->kind), cr->name, cr->capacity,
 					cr->disk, dev.major, dev.minor);
-		if (cr->disk >= 0 && cr->disk < PLAN_MAX_DISKS)
-			pc->io_weight_works[cr->disk] =
-			    fsd_io_weight_effective(NULL, c->agent.cgroup_root, dev);
 		if (ret < 0) {
 			snprintf(err, errlen, "%s: resource %s: capacity %g not usable", c->path,
 				 cr->name, cr->capacity);
 			return -EINVAL;
 		}
 	}
+	for (size_t k = 0; k < c->n_disks && k < PLAN_MAX_DISKS; k++)
+		pc->io_weight_works[k] =
+		    fsd_io_weight_effective(NULL, c->agent.cgroup_root, c->disks[k].dev);
 	return 0;
 }
 
@@ -317,6 +317,32 @@ static double nan0(double v)
 	return isnan(v) ? 0 : v;
 }
 
+/* What sample s says was used of resource r (0 when unknown). */
+static double usage_of(const struct plan_config *pc, const struct fs_tenant_sample *s, size_t r)
+{
+	const struct fs_io_sample *io = NULL;
+
+	if (pc->res.disk[r] >= 0 && pc->res.disk[r] < FS_CONF_MAX_DISKS)
+		io = &s->io[pc->res.disk[r]];
+	switch (pc->res.kind[r]) {
+	case FSD_RES_CPU:
+		return nan0(s->cpu_cores);
+	case FSD_RES_MEM:
+		return nan0(s->mem_current);
+	case FSD_RES_IO_RBPS:
+		return io ? nan0(io->rbps) : 0;
+	case FSD_RES_IO_WBPS:
+		return io ? nan0(io->wbps) : 0;
+	case FSD_RES_IO_RIOPS:
+		return io ? nan0(io->riops) : 0;
+	case FSD_RES_IO_WIOPS:
+		return io ? nan0(io->wiops) : 0;
+	case FSD_RES_NET:
+		return nan0(s->net_rx_bps) + nan0(s->net_tx_bps);
+	}
+	return 0;
+}
+
 /* The sampler's view of tenant i as the estimator's plain sample; busy[r]:
  * the tenants together use >= the planner's busy share of io resource r. */
 static void to_est_sample(const struct fsd_daemon *d, size_t i, const bool *busy,
@@ -328,34 +354,7 @@ static void to_est_sample(const struct fsd_daemon *d, size_t i, const bool *busy
 
 	est_sample_init(es);
 	for (size_t r = 0; r < pc->res.n; r++) {
-		const struct fs_io_sample *io = NULL;
-
-		if (pc->res.disk[r] >= 0 && pc->res.disk[r] < FS_CONF_MAX_DISKS)
-			io = &s->io[pc->res.disk[r]];
-		switch (pc->res.kind[r]) {
-		case FSD_RES_CPU:
-			es->usage[r] = s->cpu_cores;
-			break;
-		case FSD_RES_MEM:
-			es->usage[r] = s->mem_current;
-			break;
-		case FSD_RES_IO_RBPS:
-			es->usage[r] = io ? io->rbps : NAN;
-			break;
-		case FSD_RES_IO_WBPS:
-			es->usage[r] = io ? io->wbps : NAN;
-			break;
-		case FSD_RES_IO_RIOPS:
-			es->usage[r] = io ? io->riops : NAN;
-			break;
-		case FSD_RES_IO_WIOPS:
-			es->usage[r] = io ? io->wiops : NAN;
-			break;
-		case FSD_RES_NET:
-			es->usage[r] = nan0(s->net_rx_bps) + nan0(s->net_tx_bps);
-			break;
-		}
-		es->usage[r] = nan0(es->usage[r]);
+		es->usage[r] = usage_of(pc, s, r);
 		es->contended[r] = busy[r];
 		/* io.max in force = what we wrote last period */
 		if (fsd_res_is_io(pc->res.kind[r]) && prev && prev->write && !d->opt.dry_run &&
@@ -380,9 +379,8 @@ static void estimate_all(struct fsd_daemon *d)
 	for (size_t i = 0; i < d->n; i++) {
 		if (!d->samples[i].present || d->samples[i].reset)
 			continue;
-		to_est_sample(d, i, busy, &es);
 		for (size_t r = 0; r < res->n; r++)
-			use[r] += es.usage[r];
+			use[r] += usage_of(&d->pcfg, &d->samples[i], r);
 	}
 	for (size_t r = 0; r < res->n; r++)
 		busy[r] = fsd_res_is_io(res->kind[r]) && use[r] >= d->pcfg.busy * res->capacity[r];

@@ -249,6 +249,12 @@ static void set_memory(const struct plan_config *cfg, const struct plan_tenant_i
 	t->mem_max = page_up(target);
 }
 
+/* A bottleneck for the mode and the minimal-gap rule (plan.h "Modes"). */
+static bool is_bottleneck(const struct plan *pl, size_t r)
+{
+	return pl->saturated[r] || pl->busy[r];
+}
+
 static size_t list_saturated(const struct plan_config *cfg, const struct plan *pl, char *buf,
 			     size_t len)
 {
@@ -256,7 +262,7 @@ static size_t list_saturated(const struct plan_config *cfg, const struct plan *p
 
 	buf[0] = '\0';
 	for (size_t r = 0; r < cfg->res.n; r++) {
-		if (!pl->saturated[r] && !pl->busy[r])
+		if (!is_bottleneck(pl, r))
 			continue;
 		int w =
 		    snprintf(buf + used, len - used, "%s%s", count ? ", " : "", cfg->res.name[r]);
@@ -276,11 +282,10 @@ static size_t count_bottlenecks(const struct plan_config *cfg, const struct plan
 	for (size_t r = 0; r < cfg->res.n; r++) {
 		bool seen = false;
 
-		if (!pl->saturated[r] && !pl->busy[r])
+		if (!is_bottleneck(pl, r))
 			continue;
 		for (size_t q = 0; q < r && fsd_res_is_io(cfg->res.kind[r]); q++)
-			seen |= (pl->saturated[q] || pl->busy[q]) &&
-				fsd_res_is_io(cfg->res.kind[q]) &&
+			seen |= is_bottleneck(pl, q) && fsd_res_is_io(cfg->res.kind[q]) &&
 				cfg->res.disk[q] == cfg->res.disk[r];
 		n += !seen;
 	}
@@ -358,7 +363,7 @@ static int set_weights(const struct plan_config *cfg, size_t n, const struct pla
 		goto out;
 	}
 	for (size_t r = 0; r < m; r++)
-		bottleneck[r] = pl->saturated[r] || pl->busy[r];
+		bottleneck[r] = is_bottleneck(pl, r);
 	for (size_t j = 0; j < np; j++)
 		wsum += pp->weight[j];
 	for (size_t j = 0; j < np; j++) {
