@@ -290,15 +290,15 @@ static void test_cpu_time(void **state)
 	run_burners(e, "cpu", 3, -1, 500, &t);
 	read_sub(e, "cpu", &c);
 	usage = cpu_stat_usage_ns(e, "cpu");
-	print_message("cpu: bpf %llu ns, cpu.stat usage %llu ns (%+.3f %%)\n",
+	print_message("cpu: bpf %llu ns, cpu.stat usage %llu ns (%+.3f %%), rusage %llu ns, "
+		      "schedstat %llu ns; unseen switch-ins %llu\n",
 		      (unsigned long long)c.cpu_ns, (unsigned long long)usage,
-		      100 * rel_diff(c.cpu_ns, usage));
+		      100 * rel_diff(c.cpu_ns, usage), (unsigned long long)t.cpu_ns,
+		      (unsigned long long)t.run_ns,
+		      (unsigned long long)fs_bpf_sched_unseen(e->bpf));
+	print_message("cpu: wait %llu ns, run_delay %llu ns\n", (unsigned long long)c.wait_ns,
+		      (unsigned long long)t.delay_ns);
 	assert_true(fabs(rel_diff(c.cpu_ns, usage)) <= 0.02);
-	print_message("cpu: bpf %llu ns, rusage %llu ns (%+.3f %%), schedstat %llu ns; "
-		      "wait %llu ns, run_delay %llu ns\n",
-		      (unsigned long long)c.cpu_ns, (unsigned long long)t.cpu_ns,
-		      100 * rel_diff(c.cpu_ns, t.cpu_ns), (unsigned long long)t.run_ns,
-		      (unsigned long long)c.wait_ns, (unsigned long long)t.delay_ns);
 	assert_true(t.cpu_ns >= 1000000000ull);
 	/* Three tasks on this host's two CPUs: they wait, and migrate while queued. */
 	assert_true(fabs((double)c.wait_ns - t.delay_ns) <= 0.02 * t.delay_ns + 1e6);
