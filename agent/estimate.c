@@ -127,7 +127,7 @@ static unsigned held_back(const struct fsd_resources *res, const struct est_conf
 			if (at_io_limit(cfg, s->usage[r], s->limit[r])) {
 				held[r] = true;
 				reasons |= EST_IO_LIMIT;
-			} else if (s->contended[r] && !isfinite(s->limit[r]) &&
+			} else if (s->contended[r] &&
 				   s->usage[r] >= EST_CONTENDED_MIN_SHARE * res->capacity[r]) {
 				held[r] = true;
 				reasons |= EST_IO_CONTENDED;

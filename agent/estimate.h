@@ -14,12 +14,16 @@
  *    throttled (cpu.stat nr_throttled grew), memory at memory.high
  *    (memory.events "high" grew), IO at its io.max limit (the rate of that
  *    io resource >= io_limit_ratio of its limit), IO on a contended disk
- *    (no io.max of ours in force on that io resource, the tenants together
- *    use >= the planner's `busy` share of it, and this tenant uses at least
+ *    (below any io.max of ours, the tenants together use >= the planner's
+ *    `busy` share of it, and this tenant uses at least
  *    EST_CONTENDED_MIN_SHARE of it: the device then serves whoever queues
  *    deepest, and nothing else shows the shallow queue's unmet demand:
- *    libaio and io_uring waits are not iowait, so PSI io stays 0), or PSI
- *    "some avg10" of the resource above psi_threshold percent.
+ *    libaio and io_uring waits are not iowait, so PSI io stays 0; an
+ *    io.max of ours on the tenant does not change that, as long as the
+ *    deep queue's own limit keeps the disk busy: e2e test 2b, qd 1 next to
+ *    qd 32, stayed at 2 % of the disk when only tenants without a limit
+ *    counted), or PSI "some avg10" of the resource above psi_threshold
+ *    percent.
  *  - While held back on a resource the tenant's demand there is probed
  *    upward: its probe factor *= probe_step each held period, bounded by
  *    probe_max, and demand = probe * usage on that resource; usage

@@ -154,15 +154,19 @@ static const struct plan_tenant *find_prev(const struct plan *prev, const char *
 }
 
 /* Limits per resource: alloc + weighted leftover on bottlenecks, lifted
- * elsewhere; then the configured floor and cap. */
+ * elsewhere and on the io resources of a tenant granted its whole demand
+ * (plan.h); then the configured floor and cap. */
 static void set_limits(const struct plan_config *cfg, const struct plan_tenant_in *in,
 		       const struct plan *pl, const double *leftover, double weight_sum,
 		       struct plan_tenant *t)
 {
+	const bool granted = t->x >= 1.0 - PLAN_GRANTED_EPS;
+
 	for (size_t r = 0; r < cfg->res.n; r++) {
 		double lim = INFINITY;
 
-		if (t->in_problem && pl->saturated[r])
+		if (t->in_problem && pl->saturated[r] &&
+		    !(granted && fsd_res_is_io(cfg->res.kind[r])))
 			lim = t->alloc[r] + leftover[r] * in->weight / weight_sum;
 		if (in->max[r] >= 0 && !(in->max[r] >= lim))
 			lim = in->max[r];

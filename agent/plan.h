@@ -19,6 +19,15 @@
  *  - r saturated: limit = alloc + the leftover capacity - sum alloc shared
  *    in proportion to weight (the leftover is small by definition, but
  *    sharing it keeps sum of limits = capacity);
+ *  - except on io resources of a tenant granted its whole demand (x = 1):
+ *    lifted. The limits of the tenants held below their demand already
+ *    keep the disk's share for it, and a limit at its own estimate is a
+ *    trap: blk-throttle releases a small limit's bios in bursts, so the
+ *    tenant's use reads 0 in most periods, its estimate decays and the
+ *    limit follows it down (e2e test 2b: a qd 1 tenant held at the 1 MiB/s
+ *    floor for the whole run, 2 % of the disk for a 50 % entitlement). If
+ *    it grows past its share, the next period's estimate shows it and x
+ *    drops below 1;
  *  then the tenant's configured max caps and min raises the limit.
  *
  * Modes (enforce=auto): hard limits while at most one device is a bottleneck
@@ -96,6 +105,9 @@ enum plan_mode {
 	PLAN_MODE_WEIGHTS,
 	PLAN_MODE_OFF,
 };
+
+/* x at or above 1 - this: the tenant is granted its whole demand. */
+#define PLAN_GRANTED_EPS 1e-6
 
 const char *plan_mode_name(enum plan_mode m); /* "limits", "weights", "off" */
 

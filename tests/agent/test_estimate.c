@@ -251,10 +251,9 @@ static void test_estimate_falls_gradually(void **unused)
 }
 
 /*
- * IO on a contended disk (estimate.h): without an io.max of ours in force, a
- * tenant that uses a busy disk is held back there (the device serves the
- * deepest queue); a trivial user, a limited one below its limit, or one on
- * an idle disk is not.
+ * IO on a contended disk (estimate.h): a tenant that uses a busy disk is
+ * held back there (the device serves the deepest queue), below an io.max of
+ * ours too; a trivial user, or one on an idle disk, is not.
  */
 static void test_io_contended(void **unused)
 {
@@ -283,7 +282,13 @@ static void test_io_contended(void **unused)
 
 	est_state_init(&st);
 	s.usage[WR] = 5 * MiB;
-	s.limit[WR] = 20 * MiB; /* our limit is in force: only "at the limit" counts */
+	s.limit[WR] = 20 * MiB; /* far below our limit: the deep queue still wins */
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.held[WR]);
+	assert_int_equal(st.reasons, EST_IO_CONTENDED);
+
+	est_state_init(&st);
+	s.contended[WR] = false; /* the same tenant on a disk with room to spare */
 	est_update(&res, &cfg, NULL, &st, &s, &st);
 	assert_false(st.held[WR]);
 	assert_int_equal(st.reasons, 0);

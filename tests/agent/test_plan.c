@@ -457,7 +457,9 @@ static void test_mode_hysteresis(void **unused)
 /*
  * Dead band (plan.h "File values"): in limits mode a cpu.max quota or io.max
  * value within `deadband` of the previous plan's keeps the previous value; a
- * larger move is written; the io bps floor is 1 MiB/s.
+ * larger move is written. A tenant granted its whole demand has no io.max on
+ * a saturated disk (plan.h "Work conservation"); one held to a tiny share
+ * gets the io bps floor, 1 MiB/s.
  */
 static void test_deadband_and_io_floor(void **unused)
 {
@@ -469,16 +471,18 @@ static void test_deadband_and_io_floor(void **unused)
 	(void)unused;
 	host(&cfg);
 	cfg.enforce = PLAN_ENFORCE_LIMITS;
-	/* disk-bound pair: b wants nearly nothing and gets the floor */
+	/* disk-bound pair: b wants nearly nothing, is granted it, and is not
+	 * limited; a is held to the rest */
 	tenant(&in[0], "a", 1, 1 * GiB, 1 * MiB, 200 * MiB);
 	tenant(&in[1], "b", 0.01, 0.01 * GiB, 0.01 * MiB, 0.01 * MiB);
 	compute(&cfg, 2, in, NULL, &prev);
 	assert_near(prev.t[1].x, 1);
 	assert_true(prev.saturated[WR]);
-	assert_int_equal(prev.t[1].io[WR], cfg.io_min_bps);
-	assert_int_equal(cfg.io_min_bps, 1 << 20);
+	assert_true(prev.t[0].x < 1);
+	assert_true(prev.t[0].io[WR] != PLAN_MAX);
+	assert_int_equal(prev.t[1].io[WR], PLAN_MAX);
 	assert_true(plan_fmt_io_max(&cfg, &prev.t[1], 0, buf, sizeof(buf)));
-	assert_string_equal(buf, "254:0 rbps=max wbps=1048576");
+	assert_string_equal(buf, "254:0 rbps=max wbps=max");
 	uint64_t a0 = prev.t[0].io[WR];
 
 	/* b's demand moves a little: a's new value is within 3 %: kept. */
@@ -496,6 +500,18 @@ static void test_deadband_and_io_floor(void **unused)
 	assert_near((double)cur.t[0].io[WR], floor(cur.t[0].limit[WR]));
 	plan_free(&cur);
 	plan_free(&prev);
+
+	/* b wants the disk too, with a tiny weight: held to ~0.2 MiB/s -> the floor. */
+	in[1].demand[WR] = in[1].usage[WR] = 200 * MiB;
+	in[1].weight = 0.001;
+	compute(&cfg, 2, in, NULL, &cur);
+	assert_true(cur.t[1].x < 1);
+	assert_true(cur.t[1].limit[WR] < cfg.io_min_bps);
+	assert_int_equal(cur.t[1].io[WR], cfg.io_min_bps);
+	assert_int_equal(cfg.io_min_bps, 1 << 20);
+	assert_true(plan_fmt_io_max(&cfg, &cur.t[1], 0, buf, sizeof(buf)));
+	assert_string_equal(buf, "254:0 rbps=max wbps=1048576");
+	plan_free(&cur);
 }
 
 /*
