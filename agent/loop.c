@@ -196,6 +196,7 @@ static int sampler_open(const struct fs_conf *c, enum fs_conf_sampler mode,
 	struct fs_sampler_bpf_opts bo = {
 	    .programs =
 		FS_BPF_SCHED | (c->n_disks ? FS_BPF_BLK : 0) | (c->res_net >= 0 ? FS_BPF_NET : 0),
+	    .approx_wait = c->agent.bpf_wait == FS_BPF_WAIT_APPROX,
 	};
 	r = fs_sampler_open_pick(mode, &sc, &bo, ops, out);
 	free(cgroups);
@@ -680,6 +681,8 @@ static const char *restart_only(const struct fs_conf *a, const struct fs_conf *b
 		return "socket";
 	if (a->agent.sampler != b->agent.sampler)
 		return "sampler";
+	if (a->agent.bpf_wait != b->agent.bpf_wait)
+		return "bpf_wait";
 	return NULL;
 }
 

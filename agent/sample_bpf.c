@@ -44,6 +44,7 @@ struct bpf_sampler {
 	const struct fs_bpf_ops *bpf;
 	struct fs_bpf *b;
 	unsigned programs;
+	bool approx_wait;
 	int root_fd;
 	size_t n_tenants;
 	char **cgroups;
@@ -165,6 +166,7 @@ static int open_quiet(struct bpf_sampler **out, const struct fs_sampler_config *
 	s->inner = o->inner ? o->inner : &fs_sampler_cgroupfs;
 	s->bpf = o->bpf ? o->bpf : fs_bpf_ops_default;
 	s->programs = o->programs ? o->programs : FS_BPF_SCHED;
+	s->approx_wait = o->approx_wait;
 	s->log = cfg->log;
 	s->log_ctx = cfg->log_ctx;
 	s->blk_rel_tol = o->blk_rel_tol > 0 ? o->blk_rel_tol : DEFAULT_BLK_REL_TOL;
@@ -201,6 +203,7 @@ static int open_quiet(struct bpf_sampler **out, const struct fs_sampler_config *
 		goto fail;
 	}
 	bc.programs = s->programs;
+	bc.approx_wait = s->approx_wait;
 	if (s->programs & FS_BPF_NET) {
 		r = fs_sampler_bpf_common_ancestor(cfg, attach, sizeof(attach));
 		if (r < 0) {
@@ -237,7 +240,8 @@ static void log_loaded(const struct bpf_sampler *s, const struct fs_sampler_conf
 	if ((s->programs & FS_BPF_NET) &&
 	    fs_sampler_bpf_common_ancestor(cfg, attach, sizeof(attach)) < 0)
 		attach[0] = '\0';
-	fs_logf(s->log, s->log_ctx, LOG_INFO, "sampler: eBPF counters loaded (%s)%s%s", progs,
+	fs_logf(s->log, s->log_ctx, LOG_INFO, "sampler: eBPF counters loaded (%s)%s%s%s", progs,
+		(s->programs & FS_BPF_SCHED) && s->approx_wait ? ", approximate runqueue wait" : "",
 		attach[0] ? ", net attached at " : "", attach);
 }
 

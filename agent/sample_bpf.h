@@ -45,6 +45,7 @@ extern const struct fs_bpf_ops *const fs_bpf_ops_default;
 
 struct fs_sampler_bpf_opts {
 	unsigned programs;		    /* FS_BPF_* mask; 0 = FS_BPF_SCHED */
+	bool approx_wait;		    /* fs_bpf_config.approx_wait */
 	const struct fs_bpf_ops *bpf;	    /* NULL = fs_bpf_ops_default */
 	const struct fs_sampler_ops *inner; /* NULL = fs_sampler_cgroupfs */
 	/* io.stat cross-check: warn when BPF and io.stat bytes of a period

@@ -43,7 +43,7 @@ struct raw_conf {
 	bool seen_agent, seen_resources;
 	/* [agent] */
 	struct raw_value interval, policy, enforce, cgroup_root, on_exit, socket, state_dir,
-	    metrics_file, sampler;
+	    metrics_file, sampler, bpf_wait;
 	/* [resources] */
 	struct raw_value cpu, memory, memory_reserve, net;
 	size_t n_disks;
@@ -54,11 +54,10 @@ struct raw_conf {
 
 static void raw_free(struct raw_conf *rc)
 {
-	struct raw_value *agent_vals[] = {&rc->interval,    &rc->policy,	 &rc->enforce,
-					  &rc->cgroup_root, &rc->on_exit,	 &rc->socket,
-					  &rc->state_dir,   &rc->metrics_file,	 &rc->cpu,
-					  &rc->memory,	    &rc->memory_reserve, &rc->net,
-					  &rc->sampler};
+	struct raw_value *agent_vals[] = {
+	    &rc->interval,	 &rc->policy,	 &rc->enforce,	    &rc->cgroup_root, &rc->on_exit,
+	    &rc->socket,	 &rc->state_dir, &rc->metrics_file, &rc->cpu,	      &rc->memory,
+	    &rc->memory_reserve, &rc->net,	 &rc->sampler,	    &rc->bpf_wait};
 
 	for (size_t i = 0; i < sizeof(agent_vals) / sizeof(agent_vals[0]); i++)
 		free(agent_vals[i]->text);
@@ -180,6 +179,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		    {"state_dir", offsetof(struct raw_conf, state_dir)},
 		    {"metrics_file", offsetof(struct raw_conf, metrics_file)},
 		    {"sampler", offsetof(struct raw_conf, sampler)},
+		    {"bpf_wait", offsetof(struct raw_conf, bpf_wait)},
 		};
 
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -270,6 +270,7 @@ static const char *const policy_names[] = {"psdsf", "njc"};
 static const char *const enforce_names[] = {"auto", "limits", "weights", "off"};
 static const char *const on_exit_names[] = {"restore", "keep"};
 static const char *const sampler_names[] = {"auto", "bpf", "cgroupfs"};
+static const char *const bpf_wait_names[] = {"exact", "approx"};
 
 #define N_NAMES(names) ((int)(sizeof(names) / sizeof(names[0])))
 
@@ -330,6 +331,11 @@ static int resolve_agent(const struct raw_conf *rc, struct fs_conf *c, struct co
 	if (r < 0)
 		return r;
 	a->sampler = (enum fs_conf_sampler)r;
+	r = parse_keyword(rc, &rc->bpf_wait, "bpf_wait", bpf_wait_names, N_NAMES(bpf_wait_names),
+			  err);
+	if (r < 0)
+		return r;
+	a->bpf_wait = (enum fs_conf_bpf_wait)r;
 	r = copy_path(rc->path, &rc->cgroup_root, "cgroup_root", a->cgroup_root,
 		      sizeof(a->cgroup_root), "/sys/fs/cgroup", false, err);
 	if (r == 0)

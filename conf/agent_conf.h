@@ -66,6 +66,12 @@ enum fs_conf_sampler {
 	FS_SAMPLER_CGROUPFS, /* cgroupfs only: runqueue wait and net bytes unknown */
 };
 
+/* How the eBPF sched program charges runqueue wait (bpf/sched.bpf.c). */
+enum fs_conf_bpf_wait {
+	FS_BPF_WAIT_EXACT,  /* per-task baseline: every ns once */
+	FS_BPF_WAIT_APPROX, /* the wait just before each run: cheaper, a few % low */
+};
+
 enum fs_conf_on_exit {
 	FS_ON_EXIT_RESTORE, /* write back every original value */
 	FS_ON_EXIT_KEEP,    /* leave our last values in place */
@@ -76,11 +82,12 @@ struct fs_conf_agent {
 	enum fs_conf_policy policy;
 	enum fs_conf_enforce enforce;
 	enum fs_conf_on_exit on_exit;
-	enum fs_conf_sampler sampler; /* default auto */
-	char cgroup_root[PATH_MAX];   /* absolute; default /sys/fs/cgroup */
-	char socket[PATH_MAX];	      /* control socket; default /run/fairshare/control.sock */
-	char state_dir[PATH_MAX];     /* writer state; default /run/fairshare */
-	char metrics_file[PATH_MAX];  /* "" = none */
+	enum fs_conf_sampler sampler;	/* default auto */
+	enum fs_conf_bpf_wait bpf_wait; /* default exact */
+	char cgroup_root[PATH_MAX];	/* absolute; default /sys/fs/cgroup */
+	char socket[PATH_MAX];		/* control socket; default /run/fairshare/control.sock */
+	char state_dir[PATH_MAX];	/* writer state; default /run/fairshare */
+	char metrics_file[PATH_MAX];	/* "" = none */
 };
 
 enum fs_res_kind {

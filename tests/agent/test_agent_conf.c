@@ -152,6 +152,7 @@ static void test_full(void **state)
 				       "socket = /run/x/ctl.sock\n"
 				       "state_dir = /run/x\n"
 				       "metrics_file = /run/x/metrics.prom\n"
+				       "bpf_wait = approx\n"
 				       "\n"
 				       "[resources]\n"
 				       "cpu = 6\n"
@@ -175,6 +176,7 @@ static void test_full(void **state)
 	assert_int_equal(c->agent.policy, FS_CONF_POLICY_NJC);
 	assert_int_equal(c->agent.enforce, FS_ENFORCE_LIMITS);
 	assert_int_equal(c->agent.on_exit, FS_ON_EXIT_KEEP);
+	assert_int_equal(c->agent.bpf_wait, FS_BPF_WAIT_APPROX);
 	assert_string_equal(c->agent.cgroup_root, f->cgroot);
 	assert_string_equal(c->agent.socket, "/run/x/ctl.sock");
 	assert_string_equal(c->agent.state_dir, "/run/x");
@@ -229,7 +231,7 @@ static void test_full(void **state)
 		assert_true(t->max[1] == (double)(8ull << 30));
 		assert_true(t->max[5] == 5000);
 		assert_true(isnan(t->max[2]));
-		assert_int_equal(t->line, 19);
+		assert_int_equal(t->line, 20);
 	}
 	assert_string_equal(c->tenants[1].cgroup, "batch.slice/jobs");
 	assert_true(c->tenants[1].weight == 1);
@@ -248,6 +250,7 @@ static void test_defaults_and_auto(void **state)
 	assert_int_equal(c->agent.policy, FS_CONF_POLICY_PSDSF);
 	assert_int_equal(c->agent.enforce, FS_ENFORCE_AUTO);
 	assert_int_equal(c->agent.on_exit, FS_ON_EXIT_RESTORE);
+	assert_int_equal(c->agent.bpf_wait, FS_BPF_WAIT_EXACT);
 	assert_string_equal(c->agent.socket, "/run/fairshare/control.sock");
 	assert_string_equal(c->agent.state_dir, "/run/fairshare");
 	assert_string_equal(c->agent.metrics_file, "");
@@ -327,6 +330,8 @@ static void test_errors_agent(void **state)
 		     "unknown enforce 'yes' (auto, limits, weights or off)");
 	expect_error(f, ROOT "on_exit = drop\n" TENANT, 3,
 		     "unknown on_exit 'drop' (restore or keep)");
+	expect_error(f, ROOT "bpf_wait = fast\n" TENANT, 3,
+		     "unknown bpf_wait 'fast' (exact or approx)");
 	expect_error(f, ROOT "state_dir = run/x\n" TENANT, 3, "state_dir must be an absolute path");
 	expect_error(f, "[agent]\ncgroup_root = sys\n" TENANT, 2,
 		     "cgroup_root must be an absolute path");

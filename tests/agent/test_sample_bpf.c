@@ -33,6 +33,7 @@ static struct {
 	const char *open_err;
 	unsigned open_calls, close_calls;
 	unsigned programs;
+	bool approx_wait;
 	char attach[512];
 	struct fs_bpf *handle; /* what open returned */
 	size_t n;
@@ -45,6 +46,7 @@ static int fake_open(const struct fs_bpf_config *cfg, struct fs_bpf **out, char 
 {
 	fb.open_calls++;
 	fb.programs = cfg->programs;
+	fb.approx_wait = cfg->approx_wait;
 	snprintf(fb.attach, sizeof(fb.attach), "%s",
 		 cfg->net_attach_path ? cfg->net_attach_path : "");
 	if (fb.open_rc) {
@@ -195,6 +197,7 @@ static void test_merge_wait_and_net(void **state)
 	set_bpf(1, "t/b", 0, 0, 0, 0);
 	assert_int_equal(fs_sampler_bpf_open(&st, &cfg, &o), 0);
 	assert_int_equal(fb.programs, FS_BPF_SCHED | FS_BPF_NET);
+	assert_false(fb.approx_wait);		       /* bpf_wait = exact, the default */
 	snprintf(want, sizeof(want), "%s/t", f->root); /* the tenants' common ancestor */
 	assert_string_equal(fb.attach, want);
 	assert_int_equal(lg.n[LOG_INFO], 1); /* "loaded" */
@@ -229,7 +232,8 @@ static void test_sched_only_leaves_net_unknown(void **state)
 	struct fake *f = *state;
 	const char *cgs[] = {"a"};
 	struct fs_sampler_config cfg = config(f, 1, cgs, 0);
-	struct fs_sampler_bpf_opts o = {.bpf = &fake_ops}; /* programs 0 = sched */
+	/* programs 0 = sched; bpf_wait = approx */
+	struct fs_sampler_bpf_opts o = {.bpf = &fake_ops, .approx_wait = true};
 	struct fs_tenant_sample s;
 	void *st;
 
@@ -237,6 +241,9 @@ static void test_sched_only_leaves_net_unknown(void **state)
 	set_bpf(0, "a", 0, 0, 10, 10);
 	assert_int_equal(fs_sampler_bpf_open(&st, &cfg, &o), 0);
 	assert_int_equal(fb.programs, FS_BPF_SCHED);
+	assert_true(fb.approx_wait);
+	assert_string_equal(lg.last[LOG_INFO],
+			    "sampler: eBPF counters loaded (sched), approximate runqueue wait");
 	assert_string_equal(fb.attach, ""); /* no net: nothing attached to a cgroup */
 	assert_int_equal(fs_sampler_bpf.sample(st, 1 * S_US, &s), 0);
 	set_bpf(0, "a", 0, 250000000, 20, 20);

@@ -195,6 +195,15 @@ t_check "--once printed both tenants" grep -q '^tenant=b ' "$FS_OUT/once.out"
 wait_for 5 gone
 assert_eq "after --once: bpftool prog show lists none of ours" "$(ours)" 0
 
+t_section "bpf_wait = approx"
+sed 's/^sampler = bpf$/sampler = bpf\nbpf_wait = approx/' "$CONF" >"$STATE/approx.conf"
+"$FSD" --config "$STATE/approx.conf" --dry-run --once >/dev/null 2>"$FS_OUT/approx.log"
+rc=$?
+assert_eq "bpf_wait = approx: --once exit status" "$rc" 0
+t_check "log: the sched program loaded in approximate mode" \
+	grep -q "eBPF counters loaded (sched net), approximate runqueue wait, net attached at $CG_ROOT/$TOP\$" "$FS_OUT/approx.log"
+wait_for 5 gone
+
 t_section "sampler = bpf where eBPF cannot attach"
 # net on a cgroup_root that is not cgroup2 (a tmpfs copy of the tree): the
 # load fails and sampler = bpf refuses to start; auto falls back, once.
