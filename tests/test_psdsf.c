@@ -94,26 +94,34 @@ static void t2_fig2(void **state)
 	fs_solution_free(&s);
 }
 
-/* T3: [P4] §V Tables III/IV, ALGORITHMS.md 3.4: classes A-D pooled, phi = (2,2,1,1),
- * users 3, 4 only on C, D; demands RECONSTRUCTED as in 3.4. Table III gammas and
- * Table IV totals (210, 105, 82.5, 27.5) are PUBLISHED; the A/B split is not unique. */
+/* [P4] §V Tables III/IV, ALGORITHMS.md 3.4: classes A-D pooled, phi =
+ * (2,2,1,1), users 3, 4 only on C, D; demands RECONSTRUCTED as in 3.4. */
+static const double t3_capacity[] = {8, 8, 34, 34, 16.5, 8.25, 5.5, 8.25};
+static const double t3_demand[] = {0.1, 0.1, 0.1, 0.2, 0.2, 0.1, 0.2, 0.3};
+static const double t3_weight[] = {2, 2, 1, 1};
+static const bool t3_eligible[] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
+/* Table IV totals (PUBLISHED) */
+static const double t3_totals[] = {210, 105, 82.5, 27.5};
+
+static struct fs_problem t3_problem(void)
+{
+	return (struct fs_problem){.n_tenants = 4,
+				   .n_pools = 4,
+				   .n_resources = 2,
+				   .capacity = t3_capacity,
+				   .demand = t3_demand,
+				   .weight = t3_weight,
+				   .eligible = t3_eligible};
+}
+
+/* T3 (t3_problem): Table III gammas and Table IV totals are PUBLISHED; the A/B
+ * split is not unique. */
 static void t3_tables(void **state)
 {
 	(void)state;
-	const double c[] = {8, 8, 34, 34, 16.5, 8.25, 5.5, 8.25};
-	const double d[] = {0.1, 0.1, 0.1, 0.2, 0.2, 0.1, 0.2, 0.3};
-	const double w[] = {2, 2, 1, 1};
-	const bool el[] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
-	const struct fs_problem p = {.n_tenants = 4,
-				     .n_pools = 4,
-				     .n_resources = 2,
-				     .capacity = c,
-				     .demand = d,
-				     .weight = w,
-				     .eligible = el};
+	const struct fs_problem p = t3_problem();
 	const double gamma[4][4] = {
 	    {80, 340, 82.5, 55}, {40, 170, 41.25, 41.25}, {0, 0, 82.5, 27.5}, {0, 0, 27.5, 27.5}};
-	const double totals[] = {210, 105, 82.5, 27.5};
 	struct fs_solution s;
 
 	for (size_t n = 0; n < 4; n++)
@@ -121,7 +129,7 @@ static void t3_tables(void **state)
 			assert_close(fs_gamma(&p, n, k), gamma[n][k], TOL);
 	solve_ok(&p, &s);
 	for (size_t n = 0; n < 4; n++)
-		assert_close(s.tenant[n].total, totals[n], TOL);
+		assert_close(s.tenant[n].total, t3_totals[n], TOL);
 	/* DERIVED: users 1, 2 level on A at 1.3125; users 3, 4 on C at 1. */
 	assert_close(wvds(&p, &s, 0, 0), 1.3125, TOL);
 	assert_close(wvds(&p, &s, 1, 0), 1.3125, TOL);
@@ -436,24 +444,13 @@ static void fast_path_mid_size(void **state)
 static void algorithm1_reference_t3(void **state)
 {
 	(void)state;
-	const double c[] = {8, 8, 34, 34, 16.5, 8.25, 5.5, 8.25};
-	const double d[] = {0.1, 0.1, 0.1, 0.2, 0.2, 0.1, 0.2, 0.3};
-	const double w[] = {2, 2, 1, 1};
-	const bool el[] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
-	const struct fs_problem p = {.n_tenants = 4,
-				     .n_pools = 4,
-				     .n_resources = 2,
-				     .capacity = c,
-				     .demand = d,
-				     .weight = w,
-				     .eligible = el};
-	const double totals[] = {210, 105, 82.5, 27.5};
+	const struct fs_problem p = t3_problem();
 	struct fs_solution s;
 	struct fs_error err = {{0}};
 
 	assert_int_equal(tu_solve_rule(&p, fs_psdsf_algorithm1, NULL, &s, &err), 0);
 	for (size_t n = 0; n < 4; n++)
-		assert_close(s.tenant[n].total, totals[n], TOL);
+		assert_close(s.tenant[n].total, t3_totals[n], TOL);
 	assert_psdsf(&p, &s);
 	fs_solution_free(&s);
 }
