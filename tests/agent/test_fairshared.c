@@ -288,6 +288,16 @@ static char *snapshot(const struct fixture *f)
 	return s;
 }
 
+/* The tree is back to `before` (a snapshot()); frees it. */
+static void assert_tree_is(const struct fixture *f, char *before)
+{
+	char *now = snapshot(f);
+
+	assert_string_equal(before, now);
+	free(now);
+	free(before);
+}
+
 static const char *cg_file(const struct fixture *f, const char *tenant, const char *file)
 {
 	char rel[256];
@@ -300,7 +310,7 @@ static void test_once_dry_run_prints_plan(void **state)
 {
 	struct fixture *f = *state;
 	const char *args[] = {"--dry-run", "--once", NULL};
-	char *before = snapshot(f), *after;
+	char *before = snapshot(f);
 	const char *out;
 	struct stat st;
 
@@ -312,18 +322,15 @@ static void test_once_dry_run_prints_plan(void **state)
 	assert_non_null(strstr(out, "cpu.max=\"200000 100000\""));
 	assert_non_null(strstr(out, "memory.high=max memory.max=max"));
 	assert_non_null(strstr(out, "write=1"));
-	after = snapshot(f);
-	assert_string_equal(before, after);
+	assert_tree_is(f, before);
 	assert_int_equal(stat(f->state, &st), -1); /* dry-run: no state dir either */
-	free(before);
-	free(after);
 }
 
 static void test_ready_dry_run_writes_nothing(void **state)
 {
 	struct fixture *f = *state;
 	const char *args[] = {"--dry-run", NULL};
-	char *before = snapshot(f), *after;
+	char *before = snapshot(f);
 	const char *msg, *log;
 	pid_t pid = spawn(f, args);
 
@@ -333,22 +340,19 @@ static void test_ready_dry_run_writes_nothing(void **state)
 	assert_null(strstr(msg, "READY=1")); /* READY only once */
 	kill(pid, SIGTERM);
 	assert_int_equal(wait_exit(pid), 0);
-	after = snapshot(f);
-	assert_string_equal(before, after);
+	assert_tree_is(f, before);
 	log = slurp(f->log);
 	assert_non_null(log);
 	/* the per-period debug line a VM test can grep */
 	assert_non_null(strstr(log, "debug: tenant=a mode=limits x=0.6667"));
 	assert_non_null(strstr(log, "info: mode none -> limits"));
-	free(before);
-	free(after);
 }
 
 static void test_writes_then_restores_on_sigterm(void **state)
 {
 	struct fixture *f = *state;
 	const char *args[] = {NULL};
-	char *before = snapshot(f), *after;
+	char *before = snapshot(f);
 	pid_t pid = spawn(f, args);
 
 	wait_notify(f, "READY=1");
@@ -362,11 +366,8 @@ static void test_writes_then_restores_on_sigterm(void **state)
 
 	kill(pid, SIGTERM);
 	assert_int_equal(wait_exit(pid), 0);
-	after = snapshot(f);
-	assert_string_equal(before, after);
+	assert_tree_is(f, before);
 	assert_non_null(strstr(slurp(f->log), "restored the original cgroup values"));
-	free(before);
-	free(after);
 }
 
 /* A second daemon on the same state directory (and socket) is refused
@@ -375,7 +376,7 @@ static void test_second_daemon_refused(void **state)
 {
 	struct fixture *f = *state;
 	const char *args[] = {NULL};
-	char *before = snapshot(f), *after;
+	char *before = snapshot(f);
 	pid_t first = spawn(f, args);
 
 	wait_notify(f, "READY=1");
@@ -385,10 +386,7 @@ static void test_second_daemon_refused(void **state)
 	assert_string_equal(cg_file(f, "a.slice", "cpu.max"), "200000 100000");
 	kill(first, SIGTERM);
 	assert_int_equal(wait_exit(first), 0);
-	after = snapshot(f);
-	assert_string_equal(before, after);
-	free(before);
-	free(after);
+	assert_tree_is(f, before);
 }
 
 /* SIGHUP: a broken file is refused and the daemon keeps running; a good
@@ -425,7 +423,7 @@ static void test_release_after_crash(void **state)
 	struct fixture *f = *state;
 	const char *none[] = {NULL};
 	const char *release[] = {"--release", NULL};
-	char *before = snapshot(f), *after;
+	char *before = snapshot(f);
 	pid_t pid = spawn(f, none);
 
 	wait_notify(f, "READY=1");
@@ -433,10 +431,7 @@ static void test_release_after_crash(void **state)
 	assert_int_equal(wait_exit(pid), 128 + SIGKILL);
 	assert_string_equal(cg_file(f, "a.slice", "cpu.max"), "200000 100000");
 	assert_int_equal(wait_exit(spawn(f, release)), 0);
-	after = snapshot(f);
-	assert_string_equal(before, after);
-	free(before);
-	free(after);
+	assert_tree_is(f, before);
 }
 
 static void test_exit_codes(void **state)
