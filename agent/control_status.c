@@ -170,7 +170,7 @@ struct json_object *fsd_json_tenant(const struct fsd_published *p, size_t i)
 	add(o, "promoted", json_object_new_boolean(t->promoted));
 	add(o, "estimate",
 	    json_object_new_string(est_reason_str(tp->est.reasons, why, sizeof(why))));
-	add(o, "probe", fsd_json_num(tp->est.probe));
+	add(o, "probe", fsd_json_num(est_probe(&tp->est)));
 	add(o, "demand", per_resource(p, tp->est.demand));
 	add(o, "allocation", per_resource(p, t->alloc));
 	add(o, "usage", per_resource(p, tp->usage));

@@ -72,9 +72,17 @@ void est_sample_init(struct est_sample *s)
 void est_state_init(struct est_state *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->probe = 1.0;
 	for (size_t r = 0; r < FSD_MAX_RES; r++)
 		s->probe_r[r] = 1.0;
+}
+
+double est_probe(const struct est_state *s)
+{
+	double p = 1.0;
+
+	for (size_t r = 0; r < FSD_MAX_RES; r++)
+		p = fmax(p, s->probe_r[r]);
+	return p;
 }
 
 static bool psi_high(const struct est_config *cfg, double avg10)
@@ -177,7 +185,6 @@ void est_update(const struct fsd_resources *res, const struct est_config *cfg,
 				out.reasons |= EST_DECAYING;
 		}
 		out.probe_r[r] = fmax(p, 1.0);
-		out.probe = fmax(out.probe, out.probe_r[r]);
 	}
 	if (out.reasons & EST_HELD_MASK)
 		out.reasons &= ~(unsigned)EST_DECAYING;

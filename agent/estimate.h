@@ -170,13 +170,15 @@ struct est_state {
 	bool initialized;
 	double demand[FSD_MAX_RES];  /* the current estimate */
 	bool held[FSD_MAX_RES];	     /* held back on this resource this period */
-	double probe_r[FSD_MAX_RES]; /* >= 1, per resource */
-	double probe;		     /* the largest probe_r (for display) */
+	double probe_r[FSD_MAX_RES]; /* >= 1, per resource; 1 beyond res->n */
 	unsigned reasons;	     /* enum est_reason bits */
 	unsigned held_periods;	     /* consecutive held periods */
 };
 
 void est_state_init(struct est_state *s);
+
+/* The tenant's probe factor for display: the largest probe_r. */
+double est_probe(const struct est_state *s);
 
 /*
  * next = f(prev, sample, config). declared[FSD_MAX_RES] may be NULL (nothing

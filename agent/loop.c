@@ -552,7 +552,7 @@ static void log_period(const struct fsd_daemon *d, const char *status)
 				 " cpu.usage=%.3f cpu.wait=%.3f cpu.wait.all=%.3f cpu.demand=%.3f",
 				 d->pin[i].usage[cpu], w, wall, d->est[i].demand[cpu]);
 		fsd_log(LOG_DEBUG, d->plan.t[i].name, NULL, d->conf->tenants[i].cgroup,
-			"%s probe=%.3f est=%s%s", line, d->est[i].probe,
+			"%s probe=%.3f est=%s%s", line, est_probe(&d->est[i]),
 			est_reason_str(d->est[i].reasons, why, sizeof(why)), wait);
 	}
 }

@@ -83,7 +83,7 @@ static void test_unheld_is_usage(void **unused)
 		assert_near(st.demand[r], s.usage[r]);
 		assert_false(st.held[r]);
 	}
-	assert_near(st.probe, 1);
+	assert_near(est_probe(&st), 1);
 	assert_int_equal(st.reasons, 0);
 	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "usage");
 }
@@ -105,7 +105,7 @@ static void test_throttled_probes_up_bounded(void **unused)
 	s.cpu_throttled_delta = 7;
 	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
 		est_update(&res, &cfg, NULL, &st, &s, &st);
-		assert_near(st.probe, expect[i]);
+		assert_near(est_probe(&st), expect[i]);
 		assert_true(st.held[CPU]);
 		assert_false(st.held[MEM]);
 		assert_int_equal(st.held_periods, i + 1);
@@ -137,7 +137,7 @@ static void test_released_decays(void **unused)
 	s.mem_high_events_delta = 3;
 	for (int i = 0; i < 5; i++)
 		est_update(&res, &cfg, NULL, &st, &s, &st);
-	assert_near(st.probe, 4);
+	assert_near(est_probe(&st), 4);
 	assert_true(st.held[MEM]);
 
 	s.mem_high_events_delta = 0;
@@ -147,7 +147,7 @@ static void test_released_decays(void **unused)
 		want = 1 + (want - 1) * 0.5;
 		if (want < 1 + EST_PROBE_EPS)
 			want = 1;
-		assert_near(st.probe, want);
+		assert_near(est_probe(&st), want);
 		/* memory was the held resource: its estimate decays with the probe */
 		assert_near(st.demand[MEM], 2 * GiB * want);
 		assert_near(st.demand[CPU], 1.5);
@@ -155,7 +155,7 @@ static void test_released_decays(void **unused)
 		assert_false(st.held[MEM]);
 		assert_int_equal(!!(st.reasons & EST_DECAYING), want > 1);
 	}
-	assert_near(st.probe, 1);
+	assert_near(est_probe(&st), 1);
 	for (int r = 0; r < NRES; r++)
 		assert_near(st.demand[r], s.usage[r]);
 	assert_int_equal(st.reasons, 0);
@@ -176,10 +176,10 @@ static void test_reprobe_from_current(void **unused)
 	est_update(&res, &cfg, NULL, &st, &s, &st); /* 2.25 */
 	s.cpu_throttled_delta = 0;
 	est_update(&res, &cfg, NULL, &st, &s, &st); /* 1.625 */
-	assert_near(st.probe, 1.625);
+	assert_near(est_probe(&st), 1.625);
 	s.cpu_throttled_delta = 1;
 	est_update(&res, &cfg, NULL, &st, &s, &st);
-	assert_near(st.probe, 1.625 * 1.5);
+	assert_near(est_probe(&st), 1.625 * 1.5);
 	assert_int_equal(st.held_periods, 1);
 }
 
@@ -203,14 +203,14 @@ static void test_probe_per_resource(void **unused)
 	assert_near(st.probe_r[CPU], 1.25);
 	assert_near(st.probe_r[WR], 1.5);
 	assert_near(st.probe_r[RD], 1);
-	assert_near(st.probe, 1.5);
+	assert_near(est_probe(&st), 1.5);
 	assert_near(st.demand[CPU], 1.5 * 1.25);
 	assert_near(st.demand[WR], 5 * MiB * 1.5);
 	assert_near(st.demand[RD], 10 * MiB);
 	s.limit[WR] = INFINITY;
-	for (int i = 0; i < 20 && st.probe > 1; i++)
+	for (int i = 0; i < 20 && est_probe(&st) > 1; i++)
 		est_update(&res, &cfg, NULL, &st, &s, &st);
-	assert_near(st.probe, 1);
+	assert_near(est_probe(&st), 1);
 	assert_near(st.probe_r[CPU], 1);
 	assert_near(st.probe_r[WR], 1);
 	assert_near(st.demand[CPU], 1.5);

@@ -525,8 +525,8 @@ static void test_estimate_wait(void **state)
 	cpu_only(&res, 4);
 	estimate(&res, 0.5, 1e6, 0.5, &st); /* waiting */
 	assert_true(fabs(st.demand[0] - 1.0) < 1e-12);
-	assert_true(st.demand[1] == 1e6); /* memory not scaled by the wait */
-	assert_true(st.probe == 1.0);	  /* contention is not a limit: no probe */
+	assert_true(st.demand[1] == 1e6);   /* memory not scaled by the wait */
+	assert_true(est_probe(&st) == 1.0); /* contention is not a limit: no probe */
 	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "cpu-wait");
 
 	estimate(&res, 0, 1e6, 0, &st);	       /* idle */
@@ -569,7 +569,7 @@ static void test_estimate_wait_replaces_psi_cpu(void **state)
 	s.psi_cpu = 50;
 	s.cpu_wait = 1.0;
 	est_update(&res, &cfg, NULL, &st, &s, &st);
-	assert_true(st.probe == 1.0);
+	assert_true(est_probe(&st) == 1.0);
 	assert_true(st.demand[0] == 2.0);
 	assert_true(st.demand[1] == 1e6);
 	assert_int_equal(st.reasons, EST_CPU_WAIT);
@@ -577,7 +577,7 @@ static void test_estimate_wait_replaces_psi_cpu(void **state)
 	s.cpu_wait = NAN;
 	est_state_init(&st);
 	est_update(&res, &cfg, NULL, &st, &s, &st);
-	assert_true(st.probe == 1.5);
+	assert_true(est_probe(&st) == 1.5);
 	assert_true(st.reasons & EST_PSI_CPU);
 	assert_true(st.demand[0] == 1.5);
 	assert_true(st.demand[1] == 1e6); /* only the held resource is probed */
