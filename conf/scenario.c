@@ -44,6 +44,13 @@ struct raw_section {
 	int line;
 	char *value[KEY__COUNT];
 	int value_line[KEY__COUNT];
+	/* "pools =" may be repeated (the lists add up, like systemd's list
+	 * settings): a tenant eligible on many pools would not fit one line. */
+	struct more_pools {
+		char *value;
+		int line;
+	} * more_pools;
+	size_t n_more_pools;
 };
 
 struct loader {
@@ -119,6 +126,21 @@ static int open_section(struct loader *ld, const char *section, int line, struct
 	return 0;
 }
 
+static int add_more_pools(struct loader *ld, struct raw_section *s, const char *value, int line,
+			  struct conf_error *err)
+{
+	struct more_pools *m = realloc(s->more_pools, (s->n_more_pools + 1) * sizeof(*m));
+
+	if (!m)
+		return conf_error_set(err, -ENOMEM, ld->path, line, "out of memory");
+	s->more_pools = m;
+	m[s->n_more_pools].value = strdup(value);
+	if (!m[s->n_more_pools].value)
+		return conf_error_set(err, -ENOMEM, ld->path, line, "out of memory");
+	m[s->n_more_pools++].line = line;
+	return 0;
+}
+
 static int on_entry(void *user, const char *section, const char *name, const char *value, int line,
 		    struct conf_error *err)
 {
@@ -135,6 +157,8 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 	for (int k = 0; k < KEY__COUNT; k++) {
 		if (key_defs[k].sect != s->kind || strcmp(key_defs[k].name, name))
 			continue;
+		if (s->value[k] && k == KEY_POOLS)
+			return add_more_pools(ld, s, value, line, err);
 		if (s->value[k])
 			return conf_error_set(err, -EINVAL, ld->path, line,
 					      "duplicate key '%s' in [%s] (first at line %d)", name,
@@ -351,36 +375,41 @@ static int parse_pool(struct scenario *sc, const struct raw_section *s, size_t k
 	return parse_vector(sc, s, KEY_CAPACITY, &sc->capacity[k * sc->n_resources], err);
 }
 
+/* One "pools =" line of [tenant.X]: marks its pools in row. */
+static int add_eligible(struct scenario *sc, bool *row, const char *value, int line,
+			struct conf_error *err)
+{
+	struct list l;
+	int r;
+
+	r = split_list(&l, value, sc->path, line, "pools", err);
+	for (size_t i = 0; r == 0 && i < l.n; i++) {
+		int k = scenario_pool_index(sc, l.item[i]);
+
+		if (k < 0)
+			r = conf_error_set(err, -EINVAL, sc->path, line,
+					   "unknown pool '%s' in pools", l.item[i]);
+		else if (row[k])
+			r = conf_error_set(err, -EINVAL, sc->path, line,
+					   "pool '%s' listed twice in pools", l.item[i]);
+		else
+			row[k] = true;
+	}
+	list_free(&l);
+	return r;
+}
+
 static int parse_eligibility(struct scenario *sc, const struct raw_section *s, size_t n,
 			     struct conf_error *err)
 {
 	bool *row = &sc->eligible[n * sc->n_pools];
-	int line = s->value_line[KEY_POOLS];
-	struct list l;
 	int r;
 
-	r = split_list(&l, s->value[KEY_POOLS], sc->path, line, "pools", err);
-	if (r < 0)
-		goto out;
 	for (size_t k = 0; k < sc->n_pools; k++)
 		row[k] = false;
-	for (size_t i = 0; i < l.n; i++) {
-		int k = scenario_pool_index(sc, l.item[i]);
-
-		if (k < 0) {
-			r = conf_error_set(err, -EINVAL, sc->path, line,
-					   "unknown pool '%s' in pools", l.item[i]);
-			goto out;
-		}
-		if (row[k]) {
-			r = conf_error_set(err, -EINVAL, sc->path, line,
-					   "pool '%s' listed twice in pools", l.item[i]);
-			goto out;
-		}
-		row[k] = true;
-	}
-out:
-	list_free(&l);
+	r = add_eligible(sc, row, s->value[KEY_POOLS], s->value_line[KEY_POOLS], err);
+	for (size_t i = 0; r == 0 && i < s->n_more_pools; i++)
+		r = add_eligible(sc, row, s->more_pools[i].value, s->more_pools[i].line, err);
 	return r;
 }
 
@@ -500,6 +529,9 @@ int scenario_load(const char *path, struct scenario *sc, struct conf_error *err)
 		free(ld.sects[i].name);
 		for (int k = 0; k < KEY__COUNT; k++)
 			free(ld.sects[i].value[k]);
+		for (size_t m = 0; m < ld.sects[i].n_more_pools; m++)
+			free(ld.sects[i].more_pools[m].value);
+		free(ld.sects[i].more_pools);
 	}
 	free(ld.sects);
 	return r;

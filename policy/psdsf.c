@@ -54,12 +54,20 @@
  * (Algorithm I alone 274); N = 1000, K = 10: 158-2149 (2855); N = 100,
  * K = 100: 573 (4410). The acceleration is heuristic and its gain varies.
  * Per-sweep cost: each pool's start order is kept between sweeps and
- * insertion-sorted (sort_starts), same order as qsort, ~1.5-2x faster sweeps
- * at equal iteration counts (N = 1000, M = 4, K = 10: 3.3 s -> 1.7 s). The
- * iteration counts are the problem at N = 1000, K = 100 (2426 sweeps, 18 s
- * for M = 8): an active-set Newton step on the linear equations of a fixed
- * sweep structure was tried and cycled (bottlenecks of a pool's holders
- * switch between near-tied levels), so it is not in.
+ * insertion-sorted (sort_starts), and its cap order is sorted once per solve
+ * (build_cap_order); both give the order qsort would, so results are
+ * bit-identical (N = 1000, M = 4, K = 10: 3.3 s -> 1.7 s -> 0.59 s at 3328
+ * sweeps). The iteration counts are the problem at N = 1000, K = 100 (2426
+ * sweeps for M = 8, 7465 for M = 4). Tried and not in: an active-set Newton
+ * step on the linear equations of a fixed sweep structure (cycled: the
+ * bottlenecks of a pool's holders switch between near-tied levels), and a
+ * start from a smoothed Newton on the K x M water levels of psdsf_levels
+ * (branch psdsf-levels: from it N = 1000, K = 10 converges in 6 sweeps, but
+ * at K = 100 the smoothed equations have merit minima the continuation
+ * stalls in). Most tenants end up split over many pools there, because a
+ * tenant whose dominant resource is the same on two pools values them in
+ * the fixed ratio of their capacities, so the splits are far from unique and
+ * the sweeps drift along them.
  */
 #include "psdsf_internal.h"
 
@@ -98,7 +106,10 @@ struct psdsf {
 	unsigned char *state;		  /* [N] */
 	size_t *list;			  /* [N] */
 	struct br_key *by_start, *by_cap; /* [N] */
-	double *u0, *u1;		  /* [M] */
+	/* per pool, cmp_key order of max_tasks / (phi gamma) of its capped tenants */
+	struct br_key *cap_order; /* [cap_off[K]] */
+	size_t *cap_off;	  /* [K + 1] */
+	double *u0, *u1;	  /* [M] */
 	/* each pool's start order from its last best response */
 	size_t *order, *order_len; /* [K][N], [K] */
 	bool *seen;		   /* [N] */
@@ -405,11 +416,12 @@ static double best_response(struct psdsf *s, size_t i)
 		s->state[n] = BR_PENDING;
 		live++;
 		s->by_start[na++] = (struct br_key){s->off[n] / s->slope[n], n};
-		if (isfinite(mt))
-			s->by_cap[nb++] = (struct br_key){mt / s->slope[n], n};
 	}
 	sort_starts(s, i, na);
-	qsort(s->by_cap, nb, sizeof(struct br_key), cmp_key);
+	/* The pool's cap levels never change: filter its sorted list. */
+	for (size_t j = s->cap_off[i]; j < s->cap_off[i + 1]; j++)
+		if (s->state[s->cap_order[j].n] == BR_PENDING)
+			s->by_cap[nb++] = s->cap_order[j];
 	br_rebuild(s, i, cnt);
 
 	while (live) {
@@ -714,6 +726,8 @@ static void psdsf_free(struct psdsf *s)
 	free(s->list);
 	free(s->by_start);
 	free(s->by_cap);
+	free(s->cap_order);
+	free(s->cap_off);
 	free(s->u0);
 	free(s->u1);
 	free(s->order);
@@ -783,6 +797,42 @@ static void fill_results(const struct psdsf *s, struct fs_solution *out)
 }
 
 /*
+ * Each pool's capped tenants in cmp_key order of the level max_tasks / (phi
+ * gamma) at which they stop climbing there. These levels do not depend on x,
+ * so best_response filters this list instead of sorting anew (the sort was
+ * about 40 % of a sweep at N = 1000, K = 100); the order is the same.
+ */
+static int build_cap_order(struct psdsf *s)
+{
+	const size_t N = s->N, K = s->K;
+	size_t cnt = 0;
+
+	s->cap_off = calloc(K + 1, sizeof(size_t));
+	if (!s->cap_off)
+		return -ENOMEM;
+	for (size_t i = 0; i < K; i++)
+		for (size_t n = 0; n < N; n++)
+			cnt += s->gamma[n * K + i] > 0 && isfinite(fs_max_tasks(s->p, n));
+	s->cap_order = calloc(cnt + 1, sizeof(struct br_key));
+	if (!s->cap_order)
+		return -ENOMEM;
+	cnt = 0;
+	for (size_t i = 0; i < K; i++) {
+		s->cap_off[i] = cnt;
+		for (size_t n = 0; n < N; n++) {
+			const double g = s->gamma[n * K + i], mt = fs_max_tasks(s->p, n);
+			if (g > 0 && isfinite(mt))
+				s->cap_order[cnt++] =
+				    (struct br_key){mt / (fs_weight(s->p, n) * g), n};
+		}
+		qsort(&s->cap_order[s->cap_off[i]], cnt - s->cap_off[i], sizeof(struct br_key),
+		      cmp_key);
+	}
+	s->cap_off[K] = cnt;
+	return 0;
+}
+
+/*
  * Fast path: best-response sweeps from x (per-server DRF), accelerated, until
  * a sweep moves no x_{n,i} by more than tol * gamma_{n,i} or max_sweeps
  * sweeps were run. Returns the sweeps used or -ENOMEM.
@@ -793,7 +843,7 @@ static int fast_sweeps(struct psdsf *s, int max_sweeps)
 	double prev = INFINITY;
 	int sweeps = 0;
 
-	if (aa_alloc(&a, s->N * s->K) < 0) {
+	if (build_cap_order(s) < 0 || aa_alloc(&a, s->N * s->K) < 0) {
 		aa_free(&a);
 		return -ENOMEM;
 	}

@@ -86,6 +86,11 @@ static const struct bad_case bad_cases[] = {
      "bad number 'lots' in max_tasks (a number or inf)"},
     {"unknown_pool", GOOD "pools = a, b\n", -EINVAL, 7, "unknown pool 'b' in pools"},
     {"pool_twice", GOOD "pools = a, a\n", -EINVAL, 7, "pool 'a' listed twice in pools"},
+    /* Repeated "pools =" lines add up; errors name the line at fault. */
+    {"pool_twice_across_lines", GOOD "pools = a\npools = a\n", -EINVAL, 8,
+     "pool 'a' listed twice in pools"},
+    {"unknown_pool_second_line", GOOD "pools = a\nweight = 2\npools = b\n", -EINVAL, 9,
+     "unknown pool 'b' in pools"},
     {"low_alpha", HEAD "alpha = 0.5\n" POOL TENANT, -EINVAL, 3,
      "alpha must be >= 1 or inf, got 0.5"},
     {"missing_resources", "[scenario]\npolicy = drf\n" POOL TENANT, -EINVAL, 1,
@@ -283,6 +288,26 @@ static void assert_row(const double *got, const double *want, size_t n)
 }
 
 /* T2, ALGORITHMS.md 3.2: inputs and the derived gamma table. */
+/* "pools =" given on several lines: the eligibility is their union. */
+static void test_pools_lines_add_up(void **state)
+{
+	static const char text[] = HEAD "[pool.x]\ncapacity = 1, 1\n[pool.y]\ncapacity = 1, 1\n"
+					"[pool.z]\ncapacity = 1, 1\n[tenant.t]\ndemand = 1, 1\n"
+					"pools = x\nweight = 2\npools = z\n";
+	char *path = write_case("pools_lines", text, sizeof(text) - 1);
+	struct conf_error err = {{0}};
+	struct scenario sc;
+
+	(void)state;
+	assert_int_equal(scenario_load(path, &sc, &err), 0);
+	assert_int_equal(sc.n_pools, 3);
+	assert_true(sc.eligible[0] && !sc.eligible[1] && sc.eligible[2]);
+	assert_true(sc.weight[0] == 2);
+	scenario_free(&sc);
+	unlink(path);
+	free(path);
+}
+
 static void test_vector_fig2(void **state)
 {
 	static const double cap[] = {9, 12, 100, 12, 12, 0};
@@ -408,9 +433,9 @@ int main(void)
 	static const struct CMUnitTest fixed[] = {
 	    cmocka_unit_test(test_line_limit_boundary), cmocka_unit_test(test_nul_byte),
 	    cmocka_unit_test(test_missing_file),	cmocka_unit_test(test_defaults_and_order),
-	    cmocka_unit_test(test_vector_fig2),		cmocka_unit_test(test_vector_table3),
-	    cmocka_unit_test(test_vector_ef_placement), cmocka_unit_test(test_vector_njc),
-	    cmocka_unit_test(test_all_files_parse),
+	    cmocka_unit_test(test_pools_lines_add_up),	cmocka_unit_test(test_vector_fig2),
+	    cmocka_unit_test(test_vector_table3),	cmocka_unit_test(test_vector_ef_placement),
+	    cmocka_unit_test(test_vector_njc),		cmocka_unit_test(test_all_files_parse),
 	};
 	const size_t n_fixed = sizeof(fixed) / sizeof(fixed[0]);
 	struct CMUnitTest *tests = calloc(n_bad + n_fixed, sizeof(*tests));

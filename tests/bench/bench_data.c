@@ -284,11 +284,28 @@ void bench_instance_free(struct bench_instance *in)
 	memset(in, 0, sizeof(*in));
 }
 
+/* The shortest %g that reads back as v: eight %.17g numbers with exponents
+ * would not fit the scenario parser's line limit. */
+static void write_exact(FILE *f, double v)
+{
+	char buf[32];
+
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fputs(buf, f);
+}
+
 static void write_row(FILE *f, const char *key, const double *v, size_t m)
 {
 	fprintf(f, "%s = ", key);
-	for (size_t r = 0; r < m; r++)
-		fprintf(f, "%s%.17g", r ? ", " : "", v[r]);
+	for (size_t r = 0; r < m; r++) {
+		if (r)
+			fputs(", ", f);
+		write_exact(f, v[r]);
+	}
 	fputc('\n', f);
 }
 
@@ -312,18 +329,24 @@ int bench_instance_write_ini(FILE *f, const struct bench_instance *in, const cha
 		fprintf(f, "\n[tenant.t%zu]\n", n);
 		write_row(f, "demand", &p->demand[n * M], M);
 		if (isfinite(fs_max_tasks(p, n)))
-			fprintf(f, "max_tasks = %.17g\n", fs_max_tasks(p, n));
+			write_row(f, "max_tasks", &p->max_tasks[n], 1);
 		if (fs_weight(p, n) != 1)
-			fprintf(f, "weight = %.17g\n", fs_weight(p, n));
+			write_row(f, "weight", &p->weight[n], 1);
 		if (!p->eligible)
 			continue;
-		fprintf(f, "pools = ");
-		for (size_t k = 0, first = 1; k < K; k++)
-			if (p->eligible[n * K + k]) {
-				fprintf(f, "%sk%zu", first ? "" : ",", k);
-				first = 0;
+		/* Repeated "pools =" lines add up; 16 names keep a line short. */
+		size_t on_line = 0;
+		for (size_t k = 0; k < K; k++) {
+			if (!p->eligible[n * K + k])
+				continue;
+			fprintf(f, "%sk%zu", on_line ? "," : "pools = ", k);
+			if (++on_line == 16) {
+				fputc('\n', f);
+				on_line = 0;
 			}
-		fputc('\n', f);
+		}
+		if (on_line)
+			fputc('\n', f);
 	}
 	return ferror(f) ? -EIO : 0;
 }

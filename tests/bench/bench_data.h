@@ -71,7 +71,8 @@ void bench_instance_free(struct bench_instance *in);
 
 /* Writes in as a scenario INI (the tests/vectors format: [scenario]
  * resources, [pool.kJ] capacity, [tenant.tI] demand, max_tasks, weight,
- * pools), numbers round-trip exact (%.17g). 0 or -EIO. */
+ * pools, the latter 16 names per line), numbers exact (the shortest %g that
+ * reads back), every line within the parser's limit. 0 or -EIO. */
 int bench_instance_write_ini(FILE *f, const struct bench_instance *in, const char *comment);
 
 #endif /* FAIRSHARE_BENCH_DATA_H */

@@ -50,7 +50,7 @@
 #define NJC_TIGHT_AGREE 1e-5
 /*
  * Sizes at which the slower rules are still run (measured on the 2-core test
- * machine, seed 1): psdsf takes 35-54 s at N = 1000, K = 10 and 65-233 s at
+ * machine, seed 1): psdsf takes 0.07-0.6 s at N = 1000, K = 10 and 8-25 s at
  * N = 1000, K = 100 (thousands of rounds), so N = 10,000 with K > 1 would take
  * hours; apf needs 1700-3600 best-response sweeps (0.3-0.4 s) at N = 100,
  * K = 10 and hits its 5000-sweep cap at N = 1000, K = 10 and N = 100, K = 100;
