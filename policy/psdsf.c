@@ -9,17 +9,19 @@
  *    in many small Update-Allocation steps; one sweep here corresponds to one
  *    Algorithm-I round (measured: plain sweeps and Algorithm-I rounds agree
  *    to within a few percent). What makes both slow is the coupling between
- *    pools: a geometric tail, and steady drifts where two pools keep handing
- *    a tenant's tasks to each other by the same amount every round until an
- *    x_{n,i} reaches 0 (a cycle of splits, on which the sweep map is a
- *    translation). The sweeps are therefore accelerated: Anderson mixing of
- *    the last sweeps, cut where an entry would turn negative, and a jump to
- *    the end of a steady drift; a jump that makes the next sweep move more
- *    is dropped. Every jump is followed by a full sweep, whose output is
- *    what is kept, so the jumps only choose where to start, never the
- *    answer. The fast path stops when a sweep moves no x_{n,i} by more than
- *    tol * gamma_{n,i}: every pool is then (within tol) at its best response,
- *    i.e. every tenant has a Theorem-1 bottleneck on every eligible pool.
+ *    pools: geometric tails, slowly rotating modes, and steady drifts where
+ *    two pools keep handing a tenant's tasks to each other by the same
+ *    amount every round until an x_{n,i} reaches 0 (a cycle of splits, on
+ *    which the sweep map is a translation). The sweeps are therefore
+ *    accelerated (accelerate below): Anderson mixing in the first sweeps,
+ *    and jumps along a single dominant mode (to the end of a drift, or to
+ *    the limit of a geometric tail) throughout; the sweep after each of
+ *    these checks it and undoes it if it made things worse. Every
+ *    extrapolation is followed by a full sweep, whose output is what is
+ *    kept, so they only choose where to start, never the answer. The fast
+ *    path stops when a sweep moves no x_{n,i} by more than tol *
+ *    gamma_{n,i}: every pool is then (within tol) at its best response, i.e.
+ *    every tenant has a Theorem-1 bottleneck on every eligible pool.
  * 2. Certificate: rounds of the literal Algorithm I (below) from that state,
  *    until one is quiet (normally the first). fs_psdsf_algorithm1 runs stage
  *    2 alone from per-server DRF: the spec's reading of Algorithm I, kept
@@ -50,15 +52,23 @@
  * keeps x feasible, so when the cap is hit x is still a feasible allocation:
  * the call returns 0 if it passes the Theorem-1 predicate (at max(1e-6, 1e3
  * tol)) and -ERANGE otherwise, with x, totals and iterations filled either
- * way. Measured (bench instances, seed 1): N = 100, K = 10: 49 iterations
- * (Algorithm I alone 274); N = 1000, K = 10: 158-2149 (2855); N = 100,
- * K = 100: 573 (4410). The acceleration is heuristic and its gain varies.
- * Per-sweep cost: each pool's start order is kept between sweeps and
- * insertion-sorted (sort_starts), and its cap order is sorted once per solve
- * (build_cap_order); both give the order qsort would, so results are
- * bit-identical (N = 1000, M = 4, K = 10: 3.3 s -> 1.7 s -> 0.59 s at 3328
- * sweeps). The iteration counts are the problem at N = 1000, K = 100 (2426
- * sweeps for M = 8, 7465 for M = 4). Tried and not in: an active-set Newton
+ * way. Measured (bench instances, seed 1, sweeps + rounds): N = 100, K = 10:
+ * 49-1023 (Algorithm I alone 274 at M = 4); N = 1000, K = 10: 126-160;
+ * N = 100, K = 100: 390-674; N = 1000, K = 100: 727-1112 (2.7-3.6 s). The
+ * acceleration is heuristic and its gain varies: on 349 other bench
+ * instances (N 40-1000, K 5-100, Bitbrains and synthetic demands) it takes
+ * 3.5x fewer sweeps in total than the unchecked Anderson mixing before it,
+ * more on 49 of them, and converges on all, where that hit the round cap on
+ * 5 (two are tests/vectors/psdsf-regress-*.ini). Per-sweep cost: each
+ * pool's start order is kept between sweeps and insertion-sorted
+ * (sort_starts), and its cap order is sorted once per solve
+ * (build_cap_order); both give the order qsort would. The sweep counts are
+ * what keeps N = 1000, K = 100 in seconds: a drift ends each time an
+ * x_{n,i} reaches 0, and there are hundreds of such ends, each costing a
+ * few sweeps at 3 ms. Tried and not in: jumping past the first x_{n,i}
+ * that reaches 0 (3-6x more sweeps), a two-mode fit (drift plus geometric
+ * tail: more rejected jumps), Anderson mixing in every sweep (cycles),
+ * damped sweeps (a slowly rotating mode stays), an active-set Newton
  * step on the linear equations of a fixed sweep structure (cycled: the
  * bottlenecks of a pool's holders switch between near-tied levels), and a
  * start from a smoothed Newton on the K x M water levels of psdsf_levels
@@ -78,10 +88,6 @@
 #include <string.h>
 
 #define PSDSF_DEFAULT_ROUNDS 20000
-/* Jumps are heuristic: after this many sweeps the fast path continues with
- * plain sweeps, which converge like Algorithm I (seen: seed 1 of the N = 60,
- * K = 12 regression test cycles between jumps without the limit). */
-#define PSDSF_ACCEL_SWEEPS 500
 
 struct br_key {
 	double level;
@@ -502,20 +508,58 @@ static double sweep(struct psdsf *s)
 }
 
 /*
- * Anderson acceleration (type II, Walker & Ni 2011) of the sweep map G: the
- * next point is the combination of the last AA_MEM + 1 sweep outputs whose
- * residuals G(x) - x combine to the smallest weighted norm (entries scaled
- * by 1/gamma_{n,i}, the units of the stopping test). Near a solution G is
- * affine on a fixed active set, where this behaves like GMRES.
+ * Two extrapolations of the sweep map G speed the sweeps up. Both keep the
+ * sweep output they start from, and the sweep after them checks them: if it
+ * moves more than ACCEL_KEEP times the sweep before, the extrapolation went
+ * wrong (past a change of G's structure, or along a mode that was not
+ * alone) and the saved output comes back.
+ *
+ * - Anderson mixing (type II, Walker & Ni 2011), in the first
+ *   ANDERSON_SWEEPS sweeps: the next point is the combination of the last
+ *   AA_MEM + 1 sweep outputs whose residuals G(x) - x combine to the
+ *   smallest weighted norm (entries scaled by 1/gamma_{n,i}, the units of
+ *   the stopping test). Near a solution G is affine on a fixed active set,
+ *   where this behaves like GMRES; it also catches the slowly rotating
+ *   modes that the jumps below cannot. A failed mix pauses it for
+ *   ANDERSON_PAUSE sweeps.
+ * - One-mode jumps (jump below), in every sweep: when two sweeps in a row
+ *   moved x in the same direction, by the same amount (a drift along a
+ *   cycle of splits) or by a constant factor (a geometric tail). A failed
+ *   jump makes the direction test 10x stricter until a jump succeeds. A
+ *   jump whose two moves agree to 1 - JUMP_ON_PATH in cosine is not
+ *   checked: the sweep map is then affine along that line, so the plain
+ *   sweeps would walk the same path to the same point, where an x_{n,i}
+ *   reaches 0 and the next sweep may well move more (seen: a 25,000-sweep
+ *   drift whose end the check refused, so the solve hit its round cap).
+ *
+ * Measured on the bench instances (seed 1, N = 1000, K = 100): the sweeps
+ * end in a drift that moves about 1e-6 gamma per sweep, interrupted each
+ * time an x_{n,i} reaches 0 (several hundred times). Anderson mixing alone
+ * (limited to 500 sweeps, and unchecked) left thousands of plain sweeps
+ * walking those drifts, and some instances cycled until the round cap.
  */
-#define AA_MEM 8
+#define AA_MEM		8
+#define ANDERSON_SWEEPS 500
+#define ANDERSON_PAUSE	20
+#define ACCEL_KEEP	2.0
+#define JUMP_COS	1e-3
+#define JUMP_LAM_MIN	0.5
+#define JUMP_LAM_MAX	(1 + 1e-3)
+#define JUMP_ON_PATH	1e-9
 
 struct accel {
 	size_t dim, used, head;
-	bool have_prev;
-	double *w;	 /* [dim] inner-product weights */
-	double *f, *g;	 /* [dim] last residual and sweep output */
-	double *df, *dg; /* [AA_MEM][dim] differences, circular */
+	bool have_prev;	    /* f and g hold the previous sweep's */
+	bool checking;	    /* x is an extrapolation the next sweep checks */
+	bool by_anderson;   /* ... made by Anderson mixing, not a jump */
+	bool on_path;	    /* ... a jump along the plain sweeps' own path */
+	int anderson_pause; /* no mixing before this sweep */
+	double jump_cos;    /* 1 - the cosine a jump needs */
+	double move_before; /* the move of the sweep the extrapolation followed */
+	double *w;	    /* [dim] inner-product weights */
+	double *f, *g;	    /* [dim] last residual and sweep output */
+	double *saved;	    /* [dim] the sweep output an extrapolation started from */
+	double *df, *dg;    /* [AA_MEM][dim] differences, circular */
 	double gram[AA_MEM][AA_MEM];
 };
 
@@ -524,19 +568,28 @@ static void aa_free(struct accel *a)
 	free(a->w);
 	free(a->f);
 	free(a->g);
+	free(a->saved);
 	free(a->df);
 	free(a->dg);
 }
 
-static int aa_alloc(struct accel *a, size_t dim)
+static int aa_alloc(struct accel *a, const struct psdsf *s)
 {
+	const size_t dim = s->N * s->K;
+
 	a->dim = dim;
+	a->jump_cos = JUMP_COS;
 	a->w = calloc(dim, sizeof(double));
 	a->f = calloc(dim, sizeof(double));
 	a->g = calloc(dim, sizeof(double));
+	a->saved = calloc(dim, sizeof(double));
 	a->df = calloc(AA_MEM * dim, sizeof(double));
 	a->dg = calloc(AA_MEM * dim, sizeof(double));
-	return a->w && a->f && a->g && a->df && a->dg ? 0 : -ENOMEM;
+	if (!a->w || !a->f || !a->g || !a->saved || !a->df || !a->dg)
+		return -ENOMEM;
+	for (size_t j = 0; j < dim; j++)
+		a->w[j] = s->gamma[j] > 0 ? 1 / (s->gamma[j] * s->gamma[j]) : 0;
+	return 0;
 }
 
 /* Solves the m x m SPD system A y = b in place (Cholesky with a small ridge).
@@ -598,12 +651,16 @@ static void project(struct psdsf *s)
 }
 
 /*
- * A steady drift: two sweeps in a row moved x by the same vector. Then the
- * sweep map is a translation along a cycle of splits (a tenant on two pools
- * where each pool's best response undoes the other's), which goes on until
- * an entry hits 0; jump there at once. Returns true when it jumped.
+ * One mode dominates when this sweep's move f = x - x_in points the way the
+ * last one did (weighted cosine >= 1 - jump_cos) and is lam times as long,
+ * lam in [JUMP_LAM_MIN, JUMP_LAM_MAX]. lam ~ 1 is a drift along a cycle of
+ * splits, on which the sweep map is a translation until an x_{n,i} reaches
+ * 0; lam < 1 is a geometric tail, whose limit is lam / (1 - lam) more such
+ * moves away (Aitken). Jump to the nearer of the two. Entries under 1e-3 tol
+ * gamma are left out of the cut: they are zeros to the stopping test, and
+ * would stop every jump at once. Returns true when it jumped.
  */
-static bool drift_jump(struct accel *a, struct psdsf *s, const double *x_in)
+static bool jump(struct accel *a, struct psdsf *s, const double *x_in)
 {
 	const size_t dim = a->dim;
 	double *x = s->x, dot = 0, nn = 0, np = 0, len = INFINITY;
@@ -614,8 +671,13 @@ static bool drift_jump(struct accel *a, struct psdsf *s, const double *x_in)
 		nn += a->w[j] * f * f;
 		np += a->w[j] * a->f[j] * a->f[j];
 	}
-	if (!(nn > 0) || dot < (1 - 1e-6) * sqrt(nn * np) || fabs(nn / np - 1) > 1e-3)
+	if (!(nn > 0) || dot < (1 - a->jump_cos) * sqrt(nn * np))
 		return false;
+	const double lam = sqrt(nn / np);
+	if (lam < JUMP_LAM_MIN || lam > JUMP_LAM_MAX)
+		return false;
+	if (lam < 1)
+		len = lam / (1 - lam);
 	for (size_t j = 0; j < dim; j++) {
 		const double f = x[j] - x_in[j];
 		if (x[j] > 1e-3 * s->tol * s->gamma[j] && f < 0)
@@ -623,27 +685,37 @@ static bool drift_jump(struct accel *a, struct psdsf *s, const double *x_in)
 	}
 	if (!isfinite(len) || len <= 1)
 		return false;
+	a->on_path = dot >= (1 - JUMP_ON_PATH) * sqrt(nn * np);
+	memcpy(a->saved, x, dim * sizeof(double));
 	for (size_t j = 0; j < dim; j++)
 		x[j] = fmax(0, x[j] + len * (x[j] - x_in[j]));
 	project(s);
-	a->used = a->head = 0;
-	a->have_prev = false;
 	return true;
 }
 
+/* Keeps the sweep x_in -> x as the previous one. */
+static void record(struct accel *a, const double *x, const double *x_in)
+{
+	a->have_prev = true;
+	for (size_t j = 0; j < a->dim; j++) {
+		a->f[j] = x[j] - x_in[j];
+		a->g[j] = x[j];
+	}
+}
+
 /*
- * Records the sweep x_in -> x (= G(x_in)) and overwrites x with the
- * accelerated next point, projected back to x >= 0 and x_n <= max_tasks_n.
+ * Records the sweep x_in -> x (= G(x_in)) and overwrites x with the mixed
+ * next point, projected back to x >= 0 and x_n <= max_tasks_n, after saving
+ * x. Returns false when it left x alone (too little history). Uses x_in as
+ * scratch.
  */
-static void aa_step(struct accel *a, struct psdsf *s, const double *x_in)
+static bool aa_step(struct accel *a, struct psdsf *s, double *x_in)
 {
 	const size_t dim = a->dim;
 	double *x = s->x, rhs[AA_MEM], A[AA_MEM][AA_MEM];
 	const size_t h = a->head;
 	size_t m;
 
-	if (a->have_prev && drift_jump(a, s, x_in))
-		return;
 	if (a->have_prev) {
 		double *df = &a->df[h * dim], *dg = &a->dg[h * dim];
 		for (size_t j = 0; j < dim; j++) {
@@ -661,14 +733,10 @@ static void aa_step(struct accel *a, struct psdsf *s, const double *x_in)
 			a->gram[h][k] = a->gram[k][h] = dot;
 		}
 	}
-	a->have_prev = true;
-	for (size_t j = 0; j < dim; j++) {
-		a->f[j] = x[j] - x_in[j];
-		a->g[j] = x[j];
-	}
+	record(a, x, x_in);
 	m = a->used;
 	if (!m)
-		return;
+		return false;
 	for (size_t k = 0; k < m; k++) {
 		const double *dk = &a->df[k * dim];
 		double dot = 0;
@@ -681,12 +749,13 @@ static void aa_step(struct accel *a, struct psdsf *s, const double *x_in)
 	if (!small_spd_solve(A, rhs, m)) {
 		a->used = 0;
 		a->head = 0;
-		return;
+		return false;
 	}
+	memcpy(a->saved, x, dim * sizeof(double));
 	/* Step p = -dG rhs from x = G(x_in), cut where an entry hits 0: beyond
 	 * that the map is another affine piece (and a drift along a cycle of
 	 * splits, where G has no fixed point on this piece, ends there). */
-	double *step = (double *)x_in, len = 1;
+	double *step = x_in, len = 1;
 	memset(step, 0, dim * sizeof(double));
 	for (size_t k = 0; k < m; k++) {
 		const double *dk = &a->dg[k * dim];
@@ -704,6 +773,43 @@ static void aa_step(struct accel *a, struct psdsf *s, const double *x_in)
 		a->have_prev = false;
 	}
 	project(s);
+	return true;
+}
+
+/*
+ * After the sweep number `sweep`, x_in -> x, which moved x by move: checks
+ * the last extrapolation, then tries a jump, then Anderson mixing.
+ */
+static void accelerate(struct accel *a, struct psdsf *s, double *x_in, double move, int sweep)
+{
+	if (a->checking) {
+		a->checking = false;
+		if (move > ACCEL_KEEP * a->move_before && !a->on_path) {
+			memcpy(s->x, a->saved, a->dim * sizeof(double));
+			project(s);
+			a->used = a->head = 0;
+			a->have_prev = false;
+			if (a->by_anderson)
+				a->anderson_pause = sweep + ANDERSON_PAUSE;
+			else
+				a->jump_cos *= 0.1;
+			return;
+		}
+		if (!a->by_anderson)
+			a->jump_cos = fmin(2 * a->jump_cos, JUMP_COS);
+	}
+	a->move_before = move;
+	a->on_path = false;
+	if (a->have_prev && jump(a, s, x_in)) {
+		a->used = a->head = 0;
+		a->have_prev = false;
+		a->checking = true;
+		a->by_anderson = false;
+	} else if (sweep < ANDERSON_SWEEPS && sweep >= a->anderson_pause) {
+		a->checking = a->by_anderson = aa_step(a, s, x_in);
+	} else {
+		record(a, s->x, x_in);
+	}
 }
 
 static void psdsf_free(struct psdsf *s)
@@ -835,34 +941,27 @@ static int build_cap_order(struct psdsf *s)
 /*
  * Fast path: best-response sweeps from x (per-server DRF), accelerated, until
  * a sweep moves no x_{n,i} by more than tol * gamma_{n,i} or max_sweeps
- * sweeps were run. Returns the sweeps used or -ENOMEM.
+ * sweeps were run. Extrapolations stop after half of them, so that a run of
+ * extrapolations that passed their checks but cycle still ends in plain
+ * sweeps. Returns the sweeps used or -ENOMEM.
  */
 static int fast_sweeps(struct psdsf *s, int max_sweeps)
 {
 	struct accel a = {0};
-	double prev = INFINITY;
 	int sweeps = 0;
 
-	if (build_cap_order(s) < 0 || aa_alloc(&a, s->N * s->K) < 0) {
+	if (build_cap_order(s) < 0 || aa_alloc(&a, s) < 0) {
 		aa_free(&a);
 		return -ENOMEM;
 	}
-	for (size_t j = 0; j < s->N * s->K; j++)
-		a.w[j] = s->gamma[j] > 0 ? 1 / (s->gamma[j] * s->gamma[j]) : 0;
 	while (sweeps < max_sweeps) {
 		sweeps++;
 		memcpy(s->x_old, s->x, s->N * s->K * sizeof(double));
 		const double move = sweep(s);
 		if (move <= s->tol)
 			break;
-		if (move > 1.5 * prev) {
-			/* The last jump did not pay: restart from this sweep's output. */
-			a.used = a.head = 0;
-			a.have_prev = false;
-		} else if (sweeps < max_sweeps && sweeps < PSDSF_ACCEL_SWEEPS) {
-			aa_step(&a, s, s->x_old);
-		}
-		prev = move;
+		if (sweeps <= max_sweeps / 2)
+			accelerate(&a, s, s->x_old, move, sweeps);
 	}
 	aa_free(&a);
 	return sweeps;

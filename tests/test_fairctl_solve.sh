@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # End-to-end test of `fairctl solve` on the paper vectors (tests/vectors,
 # shared/spec/ALGORITHMS.md sections 3 and 8): table and JSON output, the
-# expected totals, --check, and the exit codes of bad input.
+# expected totals, --check, and the exit codes of bad input; and on two
+# larger psdsf regression vectors from the benchmark.
 # Usage: test_fairctl_solve.sh FAIRCTL VECTORS_DIR EXAMPLES_DIR
 set -u
 
@@ -138,6 +139,20 @@ expect_json 'd["checks"]["njc"]["holds"] is False and "u1" in d["checks"]["njc"]
 	"$V/njc-four-resource.ini" --policy drf --check
 expect_json 'd["checks"]["njc"]["holds"] is False and "u3" in d["checks"]["njc"]["why"]' \
 	"$V/njc-two-resource.ini" --policy drf --check
+
+# --- psdsf fast-path regressions (policy/psdsf.c) -------------------------
+# Bench instances on which the sweeps used to stop at the round cap with a
+# tenant lacking a Theorem-1 bottleneck: n100-k20 before the extrapolations
+# were checked, n400-k15 while a check still refused the end of an exact
+# drift (the sweep there moves more because an x_{n,i} has just reached 0).
+for f in psdsf-regress-n100-k20 psdsf-regress-n400-k15; do
+	if run 0 solve "$V/$f.ini" --check; then
+		expect_grep '^  feasible  *yes' out "$f feasible"
+		expect_grep '^  psdsf bottleneck (Theorem 1)  *yes' out "$f Theorem 1"
+		expect_grep '^  sharing incentive  *yes' out "$f sharing incentive"
+		expect_grep '^  envy-free (placement-aware)  *yes' out "$f envy-free"
+	fi
+done
 
 # --- the shipped example --------------------------------------------------
 if run 0 solve "$EX/build-farm.ini"; then
