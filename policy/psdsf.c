@@ -54,7 +54,7 @@
  * tol)) and -ERANGE otherwise, with x, totals and iterations filled either
  * way. Measured (bench instances, seed 1, sweeps + rounds): N = 100, K = 10:
  * 49-1023 (Algorithm I alone 274 at M = 4); N = 1000, K = 10: 126-160;
- * N = 100, K = 100: 390-674; N = 1000, K = 100: 727-1112 (2.7-3.6 s). The
+ * N = 100, K = 100: 390-674; N = 1000, K = 100: 727-1112 (2.4-3.0 s). The
  * acceleration is heuristic and its gain varies: on 349 other bench
  * instances (N 40-1000, K 5-100, Bitbrains and synthetic demands) it takes
  * 3.5x fewer sweeps in total than the unchecked Anderson mixing before it,
@@ -62,7 +62,7 @@
  * 5 (two are tests/vectors/psdsf-regress-*.ini). Per-sweep cost: each
  * pool's start order is kept between sweeps and insertion-sorted
  * (sort_starts), and its cap order is sorted once per solve
- * (build_cap_order); both give the order qsort would. The sweep counts are
+ * (build_pool_lists); both give the order qsort would. The sweep counts are
  * what keeps N = 1000, K = 100 in seconds: a drift ends each time an
  * x_{n,i} reaches 0, and there are hundreds of such ends, each costing a
  * few sweeps at 3 ms. Tried and not in: jumping past the first x_{n,i}
@@ -115,7 +115,11 @@ struct psdsf {
 	/* per pool, cmp_key order of max_tasks / (phi gamma) of its capped tenants */
 	struct br_key *cap_order; /* [cap_off[K]] */
 	size_t *cap_off;	  /* [K + 1] */
-	double *u0, *u1;	  /* [M] */
+	/* per pool, its eligible tenants in index order */
+	size_t *elig;	  /* [elig_off[K]] */
+	size_t *elig_off; /* [K + 1] */
+	double *mt, *phi; /* [N] max_tasks and weight, looked up once */
+	double *u0, *u1;  /* [M] */
 	/* each pool's start order from its last best response */
 	size_t *order, *order_len; /* [K][N], [K] */
 	bool *seen;		   /* [N] */
@@ -402,19 +406,18 @@ static void br_set(struct psdsf *s, size_t n, size_t i, double xi)
  */
 static double best_response(struct psdsf *s, size_t i)
 {
-	const size_t N = s->N, K = s->K, M = s->M;
+	const size_t K = s->K, M = s->M;
 	const double *cap = &s->p->capacity[i * M];
 	size_t cnt = 0, na = 0, nb = 0, ia = 0, ib = 0, live = 0;
 	double L = 0, move = 0;
 
-	for (size_t n = 0; n < N; n++) {
-		const double g = s->gamma[n * K + i], mt = fs_max_tasks(s->p, n);
-		if (g <= 0)
-			continue;
+	for (size_t j = s->elig_off[i]; j < s->elig_off[i + 1]; j++) {
+		const size_t n = s->elig[j];
+		const double g = s->gamma[n * K + i], mt = s->mt[n];
 		s->list[cnt++] = n;
 		s->old[n] = s->x[n * K + i];
 		s->off[n] = fmax(0, s->tot[n] - s->x[n * K + i]);
-		s->slope[n] = fs_weight(s->p, n) * g;
+		s->slope[n] = s->phi[n] * g;
 		if (fs_at_cap(s->off[n], mt, s->tol)) {
 			br_set(s, n, i, 0);
 			continue;
@@ -462,7 +465,7 @@ static double best_response(struct psdsf *s, size_t i)
 				double xi = 0;
 				if (s->state[n] == BR_ACTIVE)
 					xi = fmin(fmax(0, L * s->slope[n] - s->off[n]),
-						  fs_max_tasks(s->p, n) - s->off[n]);
+						  s->mt[n] - s->off[n]);
 				br_set(s, n, i, xi);
 				live--;
 			}
@@ -479,7 +482,7 @@ static double best_response(struct psdsf *s, size_t i)
 		} else if (ib < nb) {
 			const size_t n = s->by_cap[ib++].n;
 			const double *d = &s->p->demand[n * M];
-			const double mt = fs_max_tasks(s->p, n);
+			const double mt = s->mt[n];
 			L = fmax(L, lb);
 			for (size_t r = 0; r < M; r++) {
 				s->u1[r] -= s->slope[n] * d[r];
@@ -834,6 +837,10 @@ static void psdsf_free(struct psdsf *s)
 	free(s->by_cap);
 	free(s->cap_order);
 	free(s->cap_off);
+	free(s->elig);
+	free(s->elig_off);
+	free(s->mt);
+	free(s->phi);
 	free(s->u0);
 	free(s->u1);
 	free(s->order);
@@ -903,38 +910,55 @@ static void fill_results(const struct psdsf *s, struct fs_solution *out)
 }
 
 /*
- * Each pool's capped tenants in cmp_key order of the level max_tasks / (phi
- * gamma) at which they stop climbing there. These levels do not depend on x,
- * so best_response filters this list instead of sorting anew (the sort was
- * about 40 % of a sweep at N = 1000, K = 100); the order is the same.
+ * What best_response needs of each pool that does not depend on x, built
+ * once per solve: its eligible tenants (a sweep otherwise scans all N with
+ * stride-K reads of gamma, half of them ineligible in the bench), and its
+ * capped tenants in cmp_key order of the level max_tasks / (phi gamma) at
+ * which they stop climbing there, which best_response filters instead of
+ * sorting anew (the sort was about 40 % of a sweep at N = 1000, K = 100).
+ * Both keep the order the per-sweep scan and qsort had.
  */
-static int build_cap_order(struct psdsf *s)
+static int build_pool_lists(struct psdsf *s)
 {
 	const size_t N = s->N, K = s->K;
-	size_t cnt = 0;
+	size_t cnt = 0, ne = 0;
 
 	s->cap_off = calloc(K + 1, sizeof(size_t));
-	if (!s->cap_off)
+	s->elig_off = calloc(K + 1, sizeof(size_t));
+	s->mt = calloc(N, sizeof(double));
+	s->phi = calloc(N, sizeof(double));
+	if (!s->cap_off || !s->elig_off || !s->mt || !s->phi)
 		return -ENOMEM;
-	for (size_t i = 0; i < K; i++)
-		for (size_t n = 0; n < N; n++)
-			cnt += s->gamma[n * K + i] > 0 && isfinite(fs_max_tasks(s->p, n));
+	for (size_t n = 0; n < N; n++) {
+		s->mt[n] = fs_max_tasks(s->p, n);
+		s->phi[n] = fs_weight(s->p, n);
+	}
+	for (size_t j = 0; j < N * K; j++)
+		if (s->gamma[j] > 0) {
+			ne++;
+			cnt += isfinite(s->mt[j / K]);
+		}
 	s->cap_order = calloc(cnt + 1, sizeof(struct br_key));
-	if (!s->cap_order)
+	s->elig = calloc(ne + 1, sizeof(size_t));
+	if (!s->cap_order || !s->elig)
 		return -ENOMEM;
-	cnt = 0;
+	cnt = ne = 0;
 	for (size_t i = 0; i < K; i++) {
 		s->cap_off[i] = cnt;
+		s->elig_off[i] = ne;
 		for (size_t n = 0; n < N; n++) {
-			const double g = s->gamma[n * K + i], mt = fs_max_tasks(s->p, n);
-			if (g > 0 && isfinite(mt))
-				s->cap_order[cnt++] =
-				    (struct br_key){mt / (fs_weight(s->p, n) * g), n};
+			const double g = s->gamma[n * K + i], mt = s->mt[n];
+			if (!(g > 0))
+				continue;
+			s->elig[ne++] = n;
+			if (isfinite(mt))
+				s->cap_order[cnt++] = (struct br_key){mt / (s->phi[n] * g), n};
 		}
 		qsort(&s->cap_order[s->cap_off[i]], cnt - s->cap_off[i], sizeof(struct br_key),
 		      cmp_key);
 	}
 	s->cap_off[K] = cnt;
+	s->elig_off[K] = ne;
 	return 0;
 }
 
@@ -950,7 +974,7 @@ static int fast_sweeps(struct psdsf *s, int max_sweeps)
 	struct accel a = {0};
 	int sweeps = 0;
 
-	if (build_cap_order(s) < 0 || aa_alloc(&a, s) < 0) {
+	if (build_pool_lists(s) < 0 || aa_alloc(&a, s) < 0) {
 		aa_free(&a);
 		return -ENOMEM;
 	}

@@ -50,7 +50,7 @@
 #define NJC_TIGHT_AGREE 1e-5
 /*
  * Sizes at which the slower rules are still run (measured on the 2-core test
- * machine, seed 1): psdsf takes 0.05 s at N = 1000, K = 10 and 2.7-3.6 s at
+ * machine, seed 1): psdsf takes 0.05 s at N = 1000, K = 10 and 2.4-3.0 s at
  * N = 1000, K = 100 (700-1100 sweeps of ~3 ms), and a sweep costs 10x more at
  * N = 10,000, so that size is left out for K > 1; apf needs 1700-3600
  * best-response sweeps (0.3-0.4 s) at N = 100, K = 10 and hits its
