@@ -55,14 +55,15 @@
  * way. Measured (bench instances, seed 1, sweeps + rounds): N = 100, K = 10:
  * 49-1023 (Algorithm I alone 274 at M = 4); N = 1000, K = 10: 126-160;
  * N = 100, K = 100: 390-674; N = 1000, K = 100: 727-1112 (2.4-3.0 s). The
- * acceleration is heuristic and its gain varies: on 349 other bench
- * instances (N 40-1000, K 5-100, Bitbrains and synthetic demands) it takes
- * 3.5x fewer sweeps in total than the unchecked Anderson mixing before it,
- * more on 49 of them, and converges on all, where that hit the round cap on
- * 5 (two are tests/vectors/psdsf-regress-*.ini). Per-sweep cost: each
- * pool's start order is kept between sweeps and insertion-sorted
- * (sort_starts), and its cap order is sorted once per solve
- * (build_pool_lists); both give the order qsort would. The sweep counts are
+ * acceleration is heuristic and its gain varies: on 354 other bench
+ * instances (N 40-1000, K 5-100, Bitbrains and synthetic demands) it
+ * converges on all, where the unchecked Anderson mixing before it hit the
+ * round cap on 5 (two are tests/vectors/psdsf-regress-*.ini), and on the
+ * other 349 it takes 3.5x fewer sweeps in total, more on 49. Per-sweep
+ * cost: each pool's start order is kept between sweeps and insertion-sorted
+ * (sort_starts), and its eligible tenants and cap order are listed once per
+ * solve (build_pool_lists); both give the order the per-sweep scan and qsort
+ * had. The sweep counts are
  * what keeps N = 1000, K = 100 in seconds: a drift ends each time an
  * x_{n,i} reaches 0, and there are hundreds of such ends, each costing a
  * few sweeps at 3 ms. Tried and not in: jumping past the first x_{n,i}
