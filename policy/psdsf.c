@@ -540,7 +540,8 @@ static double sweep(struct psdsf *s)
  * end in a drift that moves about 1e-6 gamma per sweep, interrupted each
  * time an x_{n,i} reaches 0 (several hundred times). Anderson mixing alone
  * (limited to 500 sweeps, and unchecked) left thousands of plain sweeps
- * walking those drifts, and some instances cycled until the round cap.
+ * walking those drifts, and on some instances the sweeps had not converged
+ * when they reached the round cap.
  */
 #define AA_MEM		8
 #define ANDERSON_SWEEPS 500
