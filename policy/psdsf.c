@@ -63,14 +63,13 @@
  * cost: each pool's start order is kept between sweeps and insertion-sorted
  * (sort_starts), and its eligible tenants and cap order are listed once per
  * solve (build_pool_lists); both give the order the per-sweep scan and qsort
- * had. The sweep counts are
- * what keeps N = 1000, K = 100 in seconds: a drift ends each time an
- * x_{n,i} reaches 0, and there are hundreds of such ends, each costing a
- * few sweeps at 3 ms. Tried and not in: jumping past the first x_{n,i}
- * that reaches 0 (3-6x more sweeps), a two-mode fit (drift plus geometric
- * tail: more rejected jumps), Anderson mixing in every sweep (cycles),
- * damped sweeps (a slowly rotating mode stays), an active-set Newton
- * step on the linear equations of a fixed sweep structure (cycled: the
+ * had. The sweep counts are what keeps N = 1000, K = 100 in seconds: a drift
+ * ends each time an x_{n,i} reaches 0, and there are hundreds of such ends,
+ * each costing a few sweeps at 3 ms. Tried and not in: jumping past the
+ * first x_{n,i} that reaches 0 (3-6x more sweeps), a two-mode fit (drift
+ * plus geometric tail: more rejected jumps), Anderson mixing in every sweep
+ * (cycles), damped sweeps (a slowly rotating mode stays), an active-set
+ * Newton step on the linear equations of a fixed sweep structure (cycled: the
  * bottlenecks of a pool's holders switch between near-tied levels), and a
  * start from a smoothed Newton on the K x M water levels of psdsf_levels
  * (branch psdsf-levels: from it N = 1000, K = 10 converges in 6 sweeps, but

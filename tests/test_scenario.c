@@ -287,7 +287,6 @@ static void assert_row(const double *got, const double *want, size_t n)
 		assert_true(got[i] == want[i]);
 }
 
-/* T2, ALGORITHMS.md 3.2: inputs and the derived gamma table. */
 /* "pools =" given on several lines: the eligibility is their union. */
 static void test_pools_lines_add_up(void **state)
 {
@@ -308,6 +307,7 @@ static void test_pools_lines_add_up(void **state)
 	free(path);
 }
 
+/* T2, ALGORITHMS.md 3.2: inputs and the derived gamma table. */
 static void test_vector_fig2(void **state)
 {
 	static const double cap[] = {9, 12, 100, 12, 12, 0};
