@@ -631,14 +631,15 @@ static bool small_spd_solve(double A[AA_MEM][AA_MEM], double *b, size_t m)
 	return true;
 }
 
-/* After a jump: x >= 0 on eligible pools only, x_n <= max_tasks_n, and tot. */
+/* After an extrapolation (fast path, so s->mt is built): x >= 0 on eligible
+ * pools only, x_n <= max_tasks_n, and tot. */
 static void project(struct psdsf *s)
 {
 	const size_t N = s->N, K = s->K;
 	double *x = s->x;
 
 	for (size_t n = 0; n < N; n++) {
-		const double mt = fs_max_tasks(s->p, n);
+		const double mt = s->mt[n];
 		double t = 0;
 		for (size_t i = 0; i < K; i++) {
 			double *v = &x[n * K + i];
@@ -695,6 +696,14 @@ static bool jump(struct accel *a, struct psdsf *s, const double *x_in)
 		x[j] = fmax(0, x[j] + len * (x[j] - x_in[j]));
 	project(s);
 	return true;
+}
+
+/* Drops the mixing history and the previous sweep: after x was moved by
+ * anything but a plain sweep, neither describes the map around it. */
+static void forget(struct accel *a)
+{
+	a->used = a->head = 0;
+	a->have_prev = false;
 }
 
 /* Keeps the sweep x_in -> x as the previous one. */
@@ -771,11 +780,8 @@ static bool aa_step(struct accel *a, struct psdsf *s, double *x_in)
 			len = x[j] / -step[j];
 	for (size_t j = 0; j < dim; j++)
 		x[j] = fmax(0, x[j] + len * step[j]);
-	if (len < 1) {
-		a->used = 0;
-		a->head = 0;
-		a->have_prev = false;
-	}
+	if (len < 1)
+		forget(a);
 	project(s);
 	return true;
 }
@@ -791,8 +797,7 @@ static void accelerate(struct accel *a, struct psdsf *s, double *x_in, double mo
 		if (move > ACCEL_KEEP * a->move_before && !a->on_path) {
 			memcpy(s->x, a->saved, a->dim * sizeof(double));
 			project(s);
-			a->used = a->head = 0;
-			a->have_prev = false;
+			forget(a);
 			if (a->by_anderson)
 				a->anderson_pause = sweep + ANDERSON_PAUSE;
 			else
@@ -805,8 +810,7 @@ static void accelerate(struct accel *a, struct psdsf *s, double *x_in, double mo
 	a->move_before = move;
 	a->on_path = false;
 	if (a->have_prev && jump(a, s, x_in)) {
-		a->used = a->head = 0;
-		a->have_prev = false;
+		forget(a);
 		a->checking = true;
 		a->by_anderson = false;
 	} else if (sweep < ANDERSON_SWEEPS && sweep >= a->anderson_pause) {
