@@ -25,13 +25,13 @@ struct raw_value {
 };
 
 struct raw_tenant {
-	char name[FS_CONF_NAME_MAX];
+	char name[FS_NAME_MAX];
 	int line;
 	struct raw_value cgroup, weight, demand, min, max;
 };
 
 struct raw_disk {
-	char name[FS_CONF_NAME_MAX];
+	char name[FS_NAME_MAX];
 	struct raw_value v;
 };
 
@@ -47,7 +47,7 @@ struct raw_conf {
 	/* [resources] */
 	struct raw_value cpu, memory, memory_reserve, net;
 	size_t n_disks;
-	struct raw_disk disks[FS_CONF_MAX_DISKS];
+	struct raw_disk disks[FS_MAX_DISKS];
 	size_t n_tenants, cap_tenants;
 	struct raw_tenant *tenants;
 };
@@ -77,7 +77,7 @@ static void raw_free(struct raw_conf *rc)
 
 static bool valid_name(const char *s)
 {
-	if (!*s || strlen(s) >= FS_CONF_NAME_MAX)
+	if (!*s || strlen(s) >= FS_NAME_MAX)
 		return false;
 	for (; *s; s++)
 		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
@@ -209,10 +209,10 @@ static int on_key(void *user, const char *section, const char *name, const char 
 				if (strcmp(rc->disks[i].name, name + 3) == 0)
 					return set_value(rc, &rc->disks[i].v, name, value, line,
 							 err);
-			if (rc->n_disks == FS_CONF_MAX_DISKS)
+			if (rc->n_disks == FS_MAX_DISKS)
 				return conf_error_set(err, -E2BIG, rc->path, line,
 						      "too many io.* disks (at most %d)",
-						      FS_CONF_MAX_DISKS);
+						      FS_MAX_DISKS);
 			d = &rc->disks[rc->n_disks++];
 			memset(d, 0, sizeof(*d));
 			snprintf(d->name, sizeof(d->name), "%s", name + 3);
@@ -267,7 +267,6 @@ static int copy_path(const char *path, const struct raw_value *v, const char *ke
 
 /* Keywords of the [agent] enums, in the enums' order; the first is the default. */
 static const char *const policy_names[] = {"psdsf", "njc"};
-static const char *const enforce_names[] = {"auto", "limits", "weights", "off"};
 static const char *const on_exit_names[] = {"restore", "keep"};
 static const char *const sampler_names[] = {"auto", "bpf", "cgroupfs"};
 static const char *const bpf_wait_names[] = {"exact", "approx"};
@@ -319,10 +318,10 @@ static int resolve_agent(const struct raw_conf *rc, struct fs_conf *c, struct co
 	if (r < 0)
 		return r;
 	a->policy = (enum fs_conf_policy)r;
-	r = parse_keyword(rc, &rc->enforce, "enforce", enforce_names, N_NAMES(enforce_names), err);
+	r = parse_keyword(rc, &rc->enforce, "enforce", fs_enforce_names, FS_ENFORCE_COUNT, err);
 	if (r < 0)
 		return r;
-	a->enforce = (enum fs_conf_enforce)r;
+	a->enforce = (enum fs_enforce)r;
 	r = parse_keyword(rc, &rc->on_exit, "on_exit", on_exit_names, N_NAMES(on_exit_names), err);
 	if (r < 0)
 		return r;
@@ -399,17 +398,12 @@ static int auto_memory(const struct fs_conf_env *env, uint64_t *out)
 	return 0;
 }
 
+/* Capacities were checked > 0 when parsed, and FS_MAX_RES counts every
+ * resource [resources] can declare, so this cannot fail. */
 static int add_resource(struct fs_conf *c, const char *name, enum fs_res_kind kind, int disk,
-			double capacity)
+			struct fs_devnum dev, double capacity)
 {
-	struct fs_resource *res = &c->resources[c->n_resources];
-
-	snprintf(res->name, sizeof(res->name), "%s", name);
-	res->kind = kind;
-	res->disk = disk;
-	res->capacity = capacity;
-	res->enforced = kind != FS_RES_NET;
-	return (int)c->n_resources++;
+	return fs_resources_add(&c->res, kind, name, capacity, disk, dev);
 }
 
 static char *next_field(char **p)
@@ -472,7 +466,7 @@ static int resolve_disk(const struct raw_conf *rc, const struct fs_conf_env *env
 static int resolve_resources(const struct raw_conf *rc, const struct fs_conf_env *env,
 			     struct fs_conf *c, struct conf_error *err)
 {
-	char name[FS_CONF_NAME_MAX + 8];
+	char name[FS_NAME_MAX + 8];
 	int r;
 
 	if (!rc->cpu.text || strcmp(rc->cpu.text, "auto") == 0) {
@@ -513,13 +507,12 @@ static int resolve_resources(const struct raw_conf *rc, const struct fs_conf_env
 				      "bad net '%s' (a rate with bit or B, e.g. 10Gbit, 1.25GB)",
 				      rc->net.text);
 
-	c->res_cpu = add_resource(c, "cpu", FS_RES_CPU, -1, c->cpu_cores);
-	c->res_memory = add_resource(c, "memory", FS_RES_MEMORY, -1,
+	c->res_cpu = add_resource(c, "cpu", FS_RES_CPU, -1, (struct fs_devnum){0, 0}, c->cpu_cores);
+	c->res_memory = add_resource(c, "memory", FS_RES_MEMORY, -1, (struct fs_devnum){0, 0},
 				     (double)(c->memory_total - c->memory_reserve));
 	c->n_disks = rc->n_disks;
 	for (size_t i = 0; i < rc->n_disks; i++) {
 		struct fs_disk *d = &c->disks[i];
-		static const char *const suffix[] = {"rbps", "wbps", "riops", "wiops"};
 
 		r = resolve_disk(rc, env, &rc->disks[i], d, err);
 		if (r < 0)
@@ -540,27 +533,27 @@ static int resolve_resources(const struct raw_conf *rc, const struct fs_conf_env
 			d->res[k] = -1;
 			if (cap <= 0)
 				continue;
-			snprintf(name, sizeof(name), "io.%s.%s", d->name, suffix[k]);
-			d->res[k] = add_resource(c, name, (enum fs_res_kind)(FS_RES_IO_RBPS + k),
-						 (int)i, cap);
+			enum fs_res_kind kind = (enum fs_res_kind)(FS_RES_IO_RBPS + k);
+
+			snprintf(name, sizeof(name), "io.%s.%s", d->name, fs_res_io_key(kind));
+			d->res[k] = add_resource(c, name, kind, (int)i, d->dev, cap);
 		}
 	}
-	c->res_net = rc->net.text ? add_resource(c, "net", FS_RES_NET, -1, c->net_rate) : -1;
+	c->res_net = rc->net.text ? add_resource(c, "net", FS_RES_NET, -1, (struct fs_devnum){0, 0}, c->net_rate) : -1;
 	return 0;
 }
 
 /* Parses one amount of a vector entry into an absolute value. */
 static int parse_amount(const struct fs_conf *c, int res, const char *s, double *out)
 {
-	const struct fs_resource *r = &c->resources[res];
 	double v;
 	uint64_t u;
 
 	if (fs_parse_percent(s, &v) == 0) {
-		*out = v * r->capacity;
+		*out = v * c->res.capacity[res];
 		return 0;
 	}
-	switch (r->kind) {
+	switch (c->res.kind[res]) {
 	case FS_RES_CPU:
 		return fs_parse_number(s, out);
 	case FS_RES_MEMORY:
@@ -586,9 +579,9 @@ static int parse_vector(const struct raw_conf *rc, const struct fs_conf *c, cons
 {
 	char buf[256];
 	char *save = NULL, *entry;
-	bool seen[FS_CONF_MAX_RES] = {false};
+	bool seen[FS_MAX_RES] = {false};
 
-	for (size_t i = 0; i < FS_CONF_MAX_RES; i++)
+	for (size_t i = 0; i < FS_MAX_RES; i++)
 		vec[i] = NAN;
 	if (!v->text)
 		return 0;
@@ -727,8 +720,8 @@ static int resolve_tenants(const struct raw_conf *rc, struct fs_conf *c, struct 
 			r = parse_vector(rc, c, "max", &rt->max, t->max, err);
 		if (r < 0)
 			return r;
-		for (size_t k = 0; k < c->n_resources; k++) {
-			const char *rn = c->resources[k].name;
+		for (size_t k = 0; k < c->res.n; k++) {
+			const char *rn = c->res.name[k];
 
 			if (!isnan(t->max[k]) && t->max[k] <= 0)
 				return conf_error_set(err, -EINVAL, rc->path, rt->max.line,
@@ -737,14 +730,14 @@ static int resolve_tenants(const struct raw_conf *rc, struct fs_conf *c, struct 
 				return conf_error_set(err, -EINVAL, rc->path, rt->min.line,
 						      "min: %s is above its max (line %d)", rn,
 						      rt->max.line);
-			if (!isnan(t->min[k]) && t->min[k] > c->resources[k].capacity)
+			if (!isnan(t->min[k]) && t->min[k] > c->res.capacity[k])
 				return conf_error_set(err, -EINVAL, rc->path, rt->min.line,
 						      "min: %s is above the capacity (%g)", rn,
-						      c->resources[k].capacity);
+						      c->res.capacity[k]);
 		}
 	}
 	/* Floors that cannot all be honoured at once are a config error. */
-	for (size_t k = 0; k < c->n_resources; k++) {
+	for (size_t k = 0; k < c->res.n; k++) {
 		double sum = 0;
 		int line = 0;
 
@@ -753,12 +746,12 @@ static int resolve_tenants(const struct raw_conf *rc, struct fs_conf *c, struct 
 				continue;
 			sum += c->tenants[i].min[k];
 			line = rc->tenants[i].min.line;
-			if (sum > c->resources[k].capacity * (1 + 1e-9))
+			if (sum > c->res.capacity[k] * (1 + 1e-9))
 				return conf_error_set(err, -EINVAL, rc->path, line,
 						      "min: the tenants' minimums of %s add up to "
 						      "more than its capacity (%g)",
-						      c->resources[k].name,
-						      c->resources[k].capacity);
+						      c->res.name[k],
+						      c->res.capacity[k]);
 		}
 	}
 	return 0;
@@ -850,14 +843,6 @@ bool fs_conf_cgroup_within(const char *inner, const char *outer)
 	return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
 }
 
-int fs_conf_find_resource(const struct fs_conf *c, const char *name)
-{
-	for (size_t i = 0; i < c->n_resources; i++)
-		if (strcmp(c->resources[i].name, name) == 0)
-			return (int)i;
-	return -1;
-}
-
 int fs_conf_find_tenant(const struct fs_conf *c, const char *name)
 {
 	for (size_t i = 0; i < c->n_tenants; i++)
@@ -869,11 +854,6 @@ int fs_conf_find_tenant(const struct fs_conf *c, const char *name)
 const char *fs_conf_policy_name(enum fs_conf_policy p)
 {
 	return p == FS_CONF_POLICY_NJC ? "njc" : "psdsf";
-}
-
-const char *fs_conf_enforce_name(enum fs_conf_enforce e)
-{
-	return (unsigned)e < N_NAMES(enforce_names) ? enforce_names[e] : "?";
 }
 
 const char *fs_conf_sampler_name(enum fs_conf_sampler s)

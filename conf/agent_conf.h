@@ -22,9 +22,7 @@
  * A resource may appear once per vector. Amounts not given are NAN in the
  * resolved arrays (demand: infer it; min: no floor; max: no cap).
  *
- * Units of every resolved number are per resource kind (enum fs_res_kind):
- * cpu = cores, memory = bytes, io bytes = bytes/s, io ops = ops/s,
- * net = bytes/s.
+ * Units of every resolved number are per resource kind (model/resource.h).
  */
 #ifndef FAIRSHARE_AGENT_CONF_H
 #define FAIRSHARE_AGENT_CONF_H
@@ -34,29 +32,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "enforce.h"
+#include "resource.h"
 #include "units.h"
 
 #define FS_CONF_DEFAULT_PATH "/etc/fairshare/fairshare.conf"
-#define FS_CONF_NAME_MAX     64 /* tenant and disk names, incl. NUL */
-#define FS_CONF_MAX_DISKS    8
-/* cpu + memory + net + 4 per disk */
-#define FS_CONF_MAX_RES (3 + 4 * FS_CONF_MAX_DISKS)
-
-/* A block device number, always a whole disk after resolution. */
-struct fs_devnum {
-	unsigned major, minor;
-};
-
 enum fs_conf_policy {
 	FS_CONF_POLICY_PSDSF,
 	FS_CONF_POLICY_NJC,
-};
-
-enum fs_conf_enforce {
-	FS_ENFORCE_AUTO,    /* limits where the controller exists, else weights */
-	FS_ENFORCE_LIMITS,  /* cpu.max, memory.high/max, io.max */
-	FS_ENFORCE_WEIGHTS, /* cpu.weight, io.weight only */
-	FS_ENFORCE_OFF,	    /* observe and publish, never write */
 };
 
 /* Where usage comes from (issue 4). */
@@ -80,7 +63,7 @@ enum fs_conf_on_exit {
 struct fs_conf_agent {
 	uint64_t interval_us; /* control period, microseconds; default 1 s */
 	enum fs_conf_policy policy;
-	enum fs_conf_enforce enforce;
+	enum fs_enforce enforce;
 	enum fs_conf_on_exit on_exit;
 	enum fs_conf_sampler sampler;	/* default auto */
 	enum fs_conf_bpf_wait bpf_wait; /* default exact */
@@ -90,30 +73,8 @@ struct fs_conf_agent {
 	char metrics_file[PATH_MAX];	/* "" = none */
 };
 
-enum fs_res_kind {
-	FS_RES_CPU,	 /* cores */
-	FS_RES_MEMORY,	 /* bytes */
-	FS_RES_IO_RBPS,	 /* bytes/s read, one disk */
-	FS_RES_IO_WBPS,	 /* bytes/s written, one disk */
-	FS_RES_IO_RIOPS, /* read ops/s, one disk */
-	FS_RES_IO_WIOPS, /* write ops/s, one disk */
-	FS_RES_NET,	 /* bytes/s, rx + tx; measured only (not enforced) */
-};
-
-/* Index into struct fs_disk.res[] by io kind. */
-enum { FS_IO_RBPS, FS_IO_WBPS, FS_IO_RIOPS, FS_IO_WIOPS, FS_IO__COUNT };
-
-/* One dimension of the resource vector (the policy's "resource r"). */
-struct fs_resource {
-	char name[FS_CONF_NAME_MAX + 8]; /* "cpu", "memory", "net", "io.disk0.rbps" ... */
-	enum fs_res_kind kind;
-	int disk;	 /* index into fs_conf.disks for io kinds, else -1 */
-	double capacity; /* > 0, unit by kind (cores, bytes, bytes/s, ops/s) */
-	bool enforced;	 /* false for net: measured and shared, never written */
-};
-
 struct fs_disk {
-	char name[FS_CONF_NAME_MAX]; /* NAME of io.NAME */
+	char name[FS_NAME_MAX]; /* NAME of io.NAME */
 	char device[PATH_MAX];	     /* as written in the file */
 	struct fs_devnum dev;	     /* resolved whole disk (what io.max/io.stat use) */
 	double rbps, wbps;	     /* capacity, bytes/s, > 0 */
@@ -123,7 +84,7 @@ struct fs_disk {
 };
 
 struct fs_conf_tenant {
-	char name[FS_CONF_NAME_MAX]; /* NAME of [tenant.NAME] */
+	char name[FS_NAME_MAX]; /* NAME of [tenant.NAME] */
 	/* The cgroup need not exist at load time (services start later); a
 	 * missing `cgroup` key, nesting or sharing with another tenant is an
 	 * error. */
@@ -133,9 +94,9 @@ struct fs_conf_tenant {
 	bool has_demand;       /* a demand key was given */
 	/* Per resource index, in the resource's unit (percentages already
 	 * resolved against capacity); NAN = not given. */
-	double demand[FS_CONF_MAX_RES];
-	double min[FS_CONF_MAX_RES];
-	double max[FS_CONF_MAX_RES];
+	double demand[FS_MAX_RES];
+	double min[FS_MAX_RES];
+	double max[FS_MAX_RES];
 	int line; /* source line of the [tenant.NAME] header */
 };
 
@@ -152,13 +113,12 @@ struct fs_conf {
 	double net_rate;	 /* bytes/s; 0 = net not configured */
 
 	size_t n_disks;
-	struct fs_disk disks[FS_CONF_MAX_DISKS];
+	struct fs_disk disks[FS_MAX_DISKS];
 
 	/* The resource vector: cpu, memory, then each disk's rbps, wbps
 	 * [, riops, wiops], then net if configured. memory capacity is
 	 * memory_total - memory_reserve. */
-	size_t n_resources;
-	struct fs_resource resources[FS_CONF_MAX_RES];
+	struct fs_resources res;
 	int res_cpu;	/* index of cpu (always 0) */
 	int res_memory; /* index of memory (always 1) */
 	int res_net;	/* index of net, -1 if not configured */
@@ -205,13 +165,10 @@ int fs_conf_normalize_cgroup(const char *in, char *out, size_t len);
 /* "a/b" is "a" or lies inside it. Both normalised. */
 bool fs_conf_cgroup_within(const char *inner, const char *outer);
 
-/* Index of the resource called name ("cpu", "io.disk0.wbps"), or -1. */
-int fs_conf_find_resource(const struct fs_conf *c, const char *name);
 /* Index of the tenant called name, or -1. */
 int fs_conf_find_tenant(const struct fs_conf *c, const char *name);
 
 const char *fs_conf_policy_name(enum fs_conf_policy p);	  /* "psdsf", "njc" */
-const char *fs_conf_enforce_name(enum fs_conf_enforce e); /* "auto", ... */
 const char *fs_conf_sampler_name(enum fs_conf_sampler s); /* "auto", "bpf", "cgroupfs" */
 
 #endif /* FAIRSHARE_AGENT_CONF_H */

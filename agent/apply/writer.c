@@ -368,7 +368,7 @@ static size_t build_items(const struct fs_limits *lim, struct item *it)
 	size_t n = 0;
 	char a[24], b[24];
 
-	memset(it, 0, sizeof(*it) * (7 + FS_CONF_MAX_DISKS));
+	memset(it, 0, sizeof(*it) * (7 + FS_MAX_DISKS));
 	if (lim->set & FS_LIM_CPU_MAX) {
 		fmt_limit(a, sizeof(a), lim->cpu_quota_us);
 		snprintf(it[n].key, sizeof(it[n].key), "cpu.max");
@@ -395,7 +395,7 @@ static size_t build_items(const struct fs_limits *lim, struct item *it)
 		snprintf(it[n].key, sizeof(it[n].key), "io.weight");
 		snprintf(it[n++].value, VALUE_MAX, "default %u", lim->io_weight);
 	}
-	for (size_t d = 0; (lim->set & FS_LIM_IO_MAX) && d < lim->n_io && d < FS_CONF_MAX_DISKS;
+	for (size_t d = 0; (lim->set & FS_LIM_IO_MAX) && d < lim->n_io && d < FS_MAX_DISKS;
 	     d++) {
 		const struct fs_io_limit *io = &lim->io[d];
 		char c[24], e[24];
@@ -451,7 +451,7 @@ static void reset_result(struct fs_apply_result *res)
 int fs_writer_apply(struct fs_writer *w, const char *cgroup, const struct fs_limits *lim,
 		    uint64_t now_us, struct fs_apply_result *res)
 {
-	struct item it[7 + FS_CONF_MAX_DISKS];
+	struct item it[7 + FS_MAX_DISKS];
 	struct fs_apply_result local;
 	struct stat st;
 	bool need_save = false;
@@ -592,7 +592,7 @@ out:
 /* Restores the saved entries of one cgroup. 0 or the first -errno. */
 static int restore_one(struct fs_writer *w, const char *cgroup)
 {
-	struct item it[7 + FS_CONF_MAX_DISKS];
+	struct item it[7 + FS_MAX_DISKS];
 	size_t n = 0;
 	int dirfd, r = 0;
 	bool gone = false;

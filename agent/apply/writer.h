@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent_conf.h" /* struct fs_devnum, FS_CONF_MAX_DISKS */
+#include "resource.h"
 #include "agent_log.h"
 
 #define FS_WRITER_STATE_FILE "writer.state"
@@ -60,8 +60,8 @@ struct fs_limits {
 	unsigned cpu_weight;	/* 1..10000 */
 	uint64_t mem_high;	/* bytes; FS_LIMIT_MAX = "max" */
 	uint64_t mem_max;	/* bytes; FS_LIMIT_MAX = "max" */
-	size_t n_io;		/* <= FS_CONF_MAX_DISKS */
-	struct fs_io_limit io[FS_CONF_MAX_DISKS];
+	size_t n_io;		/* <= FS_MAX_DISKS */
+	struct fs_io_limit io[FS_MAX_DISKS];
 	unsigned io_weight; /* 1..10000 */
 };
 

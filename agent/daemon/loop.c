@@ -19,8 +19,8 @@
 #include "sample_bpf.h"
 #include "writer.h"
 
-_Static_assert(FS_CONF_MAX_RES <= FSD_MAX_RES, "estimator arrays too small for the config");
-_Static_assert(PLAN_MAX_DISKS == FS_CONF_MAX_DISKS, "plan and config disk counts differ");
+_Static_assert(FS_MAX_RES <= FS_MAX_RES, "estimator arrays too small for the config");
+_Static_assert(FS_MAX_DISKS == FS_MAX_DISKS, "plan and config disk counts differ");
 _Static_assert(PLAN_MAX == FS_LIMIT_MAX, "plan and writer spell \"max\" the same way");
 
 struct fsd_daemon {
@@ -51,65 +51,15 @@ struct fsd_daemon {
 	unsigned failed_periods;
 };
 
-static enum fsd_res_kind kind_of(enum fs_res_kind k)
-{
-	switch (k) {
-	case FS_RES_CPU:
-		return FSD_RES_CPU;
-	case FS_RES_MEMORY:
-		return FSD_RES_MEM;
-	case FS_RES_IO_RBPS:
-		return FSD_RES_IO_RBPS;
-	case FS_RES_IO_WBPS:
-		return FSD_RES_IO_WBPS;
-	case FS_RES_IO_RIOPS:
-		return FSD_RES_IO_RIOPS;
-	case FS_RES_IO_WIOPS:
-		return FSD_RES_IO_WIOPS;
-	case FS_RES_NET:
-		break;
-	}
-	return FSD_RES_NET;
-}
-
-int fsd_plan_config_from_conf(const struct fs_conf *c, struct plan_config *pc, char *err,
-			      size_t errlen)
+void fsd_plan_config_from_conf(const struct fs_conf *c, struct plan_config *pc)
 {
 	plan_config_default(pc);
 	pc->rule = c->agent.policy == FS_CONF_POLICY_NJC ? FS_RULE_NJC : FS_RULE_PSDSF;
-	switch (c->agent.enforce) {
-	case FS_ENFORCE_LIMITS:
-		pc->enforce = PLAN_ENFORCE_LIMITS;
-		break;
-	case FS_ENFORCE_WEIGHTS:
-		pc->enforce = PLAN_ENFORCE_WEIGHTS;
-		break;
-	case FS_ENFORCE_OFF:
-		pc->enforce = PLAN_ENFORCE_OFF;
-		break;
-	default:
-		pc->enforce = PLAN_ENFORCE_AUTO;
-		break;
-	}
-	for (size_t r = 0; r < c->n_resources; r++) {
-		const struct fs_resource *cr = &c->resources[r];
-		struct fs_devnum dev = {0, 0};
-		int ret;
-
-		if (cr->disk >= 0 && (size_t)cr->disk < c->n_disks)
-			dev = c->disks[cr->disk].dev;
-		ret = fsd_resources_add(&pc->res, kind_of(cr->kind), cr->name, cr->capacity,
-					cr->disk, dev.major, dev.minor);
-		if (ret < 0) {
-			snprintf(err, errlen, "%s: resource %s: capacity %g not usable", c->path,
-				 cr->name, cr->capacity);
-			return -EINVAL;
-		}
-	}
-	for (size_t k = 0; k < c->n_disks && k < PLAN_MAX_DISKS; k++)
+	pc->enforce = c->agent.enforce;
+	pc->res = c->res;
+	for (size_t k = 0; k < c->n_disks && k < FS_MAX_DISKS; k++)
 		pc->io_weight_works[k] =
 		    fsd_io_weight_effective(NULL, c->agent.cgroup_root, c->disks[k].dev);
-	return 0;
 }
 
 /* Per-tenant arrays for conf; estimator states carried over by name. */
@@ -139,7 +89,7 @@ static int tenants_alloc(struct fsd_daemon *d, const struct fs_conf *c)
 		pin[i].weight = t->weight;
 		pub[i].weight = t->weight;
 		pin[i].present = false;
-		for (size_t r = 0; r < c->n_resources; r++) {
+		for (size_t r = 0; r < c->res.n; r++) {
 			pin[i].min[r] = t->min[r];
 			pin[i].max[r] = t->max[r];
 		}
@@ -176,7 +126,7 @@ static const char **cgroup_list(const struct fs_conf *c)
 static int sampler_open(const struct fs_conf *c, enum fs_conf_sampler mode,
 			const struct fs_sampler_ops **ops, void **out)
 {
-	struct fs_devnum disks[FS_CONF_MAX_DISKS];
+	struct fs_devnum disks[FS_MAX_DISKS];
 	const char **cgroups = cgroup_list(c);
 	int r;
 
@@ -228,7 +178,6 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 		    uint64_t now_us)
 {
 	struct fsd_daemon *d = calloc(1, sizeof(*d));
-	char err[512];
 	int r;
 
 	*out = NULL;
@@ -240,13 +189,7 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 	d->ops = &fs_sampler_cgroupfs;
 	d->pub.dry_run = o->dry_run;
 	est_config_default(&d->ecfg);
-	r = fsd_plan_config_from_conf(conf, &d->pcfg, err, sizeof(err));
-	if (r < 0) {
-		fsd_err("%s", err);
-		fs_conf_free(conf);
-		free(d);
-		return r;
-	}
+	fsd_plan_config_from_conf(conf, &d->pcfg);
 	r = tenants_alloc(d, conf);
 	d->conf = conf;
 	if (r < 0)
@@ -323,22 +266,22 @@ static double usage_of(const struct plan_config *pc, const struct fs_tenant_samp
 {
 	const struct fs_io_sample *io = NULL;
 
-	if (pc->res.disk[r] >= 0 && pc->res.disk[r] < FS_CONF_MAX_DISKS)
+	if (pc->res.disk[r] >= 0 && pc->res.disk[r] < FS_MAX_DISKS)
 		io = &s->io[pc->res.disk[r]];
 	switch (pc->res.kind[r]) {
-	case FSD_RES_CPU:
+	case FS_RES_CPU:
 		return nan0(s->cpu_cores);
-	case FSD_RES_MEM:
+	case FS_RES_MEMORY:
 		return nan0(s->mem_current);
-	case FSD_RES_IO_RBPS:
+	case FS_RES_IO_RBPS:
 		return io ? nan0(io->rbps) : 0;
-	case FSD_RES_IO_WBPS:
+	case FS_RES_IO_WBPS:
 		return io ? nan0(io->wbps) : 0;
-	case FSD_RES_IO_RIOPS:
+	case FS_RES_IO_RIOPS:
 		return io ? nan0(io->riops) : 0;
-	case FSD_RES_IO_WIOPS:
+	case FS_RES_IO_WIOPS:
 		return io ? nan0(io->wiops) : 0;
-	case FSD_RES_NET:
+	case FS_RES_NET:
 		return nan0(s->net_rx_bps) + nan0(s->net_tx_bps);
 	}
 	return 0;
@@ -358,7 +301,7 @@ static void to_est_sample(const struct fsd_daemon *d, size_t i, const bool *busy
 		es->usage[r] = usage_of(pc, s, r);
 		es->contended[r] = busy[r];
 		/* io.max in force = what we wrote last period */
-		if (fsd_res_is_io(pc->res.kind[r]) && prev && prev->write && !d->opt.dry_run &&
+		if (fs_res_is_io(pc->res.kind[r]) && prev && prev->write && !d->opt.dry_run &&
 		    prev->io[r] != PLAN_MAX)
 			es->limit[r] = (double)prev->io[r];
 	}
@@ -372,9 +315,9 @@ static void to_est_sample(const struct fsd_daemon *d, size_t i, const bool *busy
 
 static void estimate_all(struct fsd_daemon *d)
 {
-	const struct fsd_resources *res = &d->pcfg.res;
-	bool busy[FSD_MAX_RES] = {false};
-	double use[FSD_MAX_RES] = {0};
+	const struct fs_resources *res = &d->pcfg.res;
+	bool busy[FS_MAX_RES] = {false};
+	double use[FS_MAX_RES] = {0};
 	struct est_sample es;
 
 	for (size_t i = 0; i < d->n; i++) {
@@ -384,7 +327,7 @@ static void estimate_all(struct fsd_daemon *d)
 			use[r] += usage_of(&d->pcfg, &d->samples[i], r);
 	}
 	for (size_t r = 0; r < res->n; r++)
-		busy[r] = fsd_res_is_io(res->kind[r]) && use[r] >= d->pcfg.busy * res->capacity[r];
+		busy[r] = fs_res_is_io(res->kind[r]) && use[r] >= d->pcfg.busy * res->capacity[r];
 	for (size_t i = 0; i < d->n; i++) {
 		const struct fs_tenant_sample *s = &d->samples[i];
 		const struct fs_conf_tenant *ct = &d->conf->tenants[i];
@@ -433,16 +376,16 @@ static void to_limits(const struct fsd_daemon *d, const struct plan_tenant *t, s
 		if (k < 0 || (size_t)k >= c->n_disks)
 			continue;
 		switch (d->pcfg.res.kind[r]) {
-		case FSD_RES_IO_RBPS:
+		case FS_RES_IO_RBPS:
 			l->io[k].rbps = t->io[r];
 			break;
-		case FSD_RES_IO_WBPS:
+		case FS_RES_IO_WBPS:
 			l->io[k].wbps = t->io[r];
 			break;
-		case FSD_RES_IO_RIOPS:
+		case FS_RES_IO_RIOPS:
 			l->io[k].riops = t->io[r];
 			break;
-		case FSD_RES_IO_WIOPS:
+		case FS_RES_IO_WIOPS:
 			l->io[k].wiops = t->io[r];
 			break;
 		default:
@@ -532,7 +475,7 @@ static void status_line(const struct fsd_daemon *d, char *buf, size_t len)
 static void log_period(const struct fsd_daemon *d, const char *status)
 {
 	char line[2048], why[96], wait[128];
-	int cpu = fsd_resources_find(&d->pcfg.res, FSD_RES_CPU);
+	int cpu = fs_resources_find(&d->pcfg.res, FS_RES_CPU);
 
 	if (!fsd_log_enabled(LOG_DEBUG))
 		return;
@@ -704,11 +647,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 		fsd_err("reload refused, keeping the running config: %s", err);
 		goto out;
 	}
-	r = fsd_plan_config_from_conf(nc, &pc, err, sizeof(err));
-	if (r < 0) {
-		fsd_err("reload refused, keeping the running config: %s", err);
-		goto out;
-	}
+	fsd_plan_config_from_conf(nc, &pc);
 	what = restart_only(old, nc);
 	if (what) {
 		fsd_err("reload refused, keeping the running config: %s: changing %s needs a "
@@ -769,7 +708,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	d->released = false;
 	fsd_info("reloaded %s: %zu tenants, policy %s, enforce %s", d->conf->path, d->n,
 		 fs_conf_policy_name(d->conf->agent.policy),
-		 fs_conf_enforce_name(d->conf->agent.enforce));
+		 fs_enforce_name(d->conf->agent.enforce));
 	r = 0;
 out:
 	if (sampler)
@@ -886,7 +825,7 @@ int fsd_daemon_run(struct fsd_daemon *d)
 		return FSD_EXIT_FAILURE;
 	fsd_info("started: %zu tenants, policy %s, enforce %s, interval %llu ms%s", d->n,
 		 fs_conf_policy_name(d->conf->agent.policy),
-		 fs_conf_enforce_name(d->conf->agent.enforce),
+		 fs_enforce_name(d->conf->agent.enforce),
 		 (unsigned long long)(d->conf->agent.interval_us / 1000),
 		 d->opt.dry_run ? ", dry-run: nothing is written" : "");
 	r = sd_event_loop(d->event);

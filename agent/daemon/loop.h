@@ -34,11 +34,11 @@ struct fsd_options {
 
 /* The latest per-tenant state, served by the control socket and metrics. */
 struct fsd_tenant_pub {
-	char name[FS_CONF_NAME_MAX];
+	char name[FS_NAME_MAX];
 	char cgroup[PATH_MAX];
 	bool present;
 	double weight; /* in force: the config's or set-weight's */
-	double usage[FSD_MAX_RES];
+	double usage[FS_MAX_RES];
 	struct est_state est; /* est.demand = the demand given to the solver */
 	struct plan_tenant plan;
 };
@@ -49,7 +49,7 @@ struct fsd_published {
 	enum plan_mode mode;
 	char mode_reason[PLAN_REASON_MAX];
 	size_t n_saturated;
-	bool saturated[FSD_MAX_RES];
+	bool saturated[FS_MAX_RES];
 	unsigned written, failed; /* files, this period */
 	size_t n_tenants;
 	struct fsd_tenant_pub *t;
@@ -67,10 +67,9 @@ struct fsd_daemon;
 /*
  * Maps the config onto the estimator's and planner's structs (resources in
  * the config's order; planner and estimator defaults for what the config
- * does not set). 0 or -EINVAL with err filled.
+ * does not set).
  */
-int fsd_plan_config_from_conf(const struct fs_conf *c, struct plan_config *pc, char *err,
-			      size_t errlen);
+void fsd_plan_config_from_conf(const struct fs_conf *c, struct plan_config *pc);
 
 /* Takes ownership of conf (also on error). Opens the sampler and (unless
  * dry-run) the writer and takes the baseline sample. 0 or -errno, logged. */

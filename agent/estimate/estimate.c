@@ -7,49 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int fsd_resources_add(struct fsd_resources *res, enum fsd_res_kind kind, const char *name,
-		      double capacity, int disk, unsigned major, unsigned minor)
-{
-	static const char *const suffix[] = {
-	    [FSD_RES_IO_RBPS] = "rbps",
-	    [FSD_RES_IO_WBPS] = "wbps",
-	    [FSD_RES_IO_RIOPS] = "riops",
-	    [FSD_RES_IO_WIOPS] = "wiops",
-	};
-	size_t i = res->n;
-	size_t sz = sizeof(res->name[0]);
-
-	if (i >= FSD_MAX_RES)
-		return -ENOSPC;
-	if (!(capacity > 0) || !isfinite(capacity) || kind > FSD_RES_NET)
-		return -EINVAL;
-	res->kind[i] = kind;
-	res->capacity[i] = capacity;
-	res->disk[i] = fsd_res_is_io(kind) ? disk : -1;
-	res->dev_major[i] = major;
-	res->dev_minor[i] = minor;
-	if (name)
-		snprintf(res->name[i], sz, "%s", name);
-	else if (kind == FSD_RES_CPU)
-		snprintf(res->name[i], sz, "cpu");
-	else if (kind == FSD_RES_MEM)
-		snprintf(res->name[i], sz, "memory");
-	else if (kind == FSD_RES_NET)
-		snprintf(res->name[i], sz, "net");
-	else
-		snprintf(res->name[i], sz, "io.%u:%u.%s", major, minor, suffix[kind]);
-	res->n++;
-	return (int)i;
-}
-
-int fsd_resources_find(const struct fsd_resources *res, enum fsd_res_kind kind)
-{
-	for (size_t i = 0; i < res->n; i++)
-		if (res->kind[i] == kind)
-			return (int)i;
-	return -1;
-}
-
 void est_config_default(struct est_config *cfg)
 {
 	cfg->probe_step = 1.5;
@@ -64,7 +21,7 @@ void est_config_default(struct est_config *cfg)
 void est_sample_init(struct est_sample *s)
 {
 	memset(s, 0, sizeof(*s));
-	for (size_t r = 0; r < FSD_MAX_RES; r++)
+	for (size_t r = 0; r < FS_MAX_RES; r++)
 		s->limit[r] = INFINITY;
 	s->psi_cpu = s->psi_mem = s->psi_io = s->cpu_wait = NAN;
 }
@@ -72,7 +29,7 @@ void est_sample_init(struct est_sample *s)
 void est_state_init(struct est_state *s)
 {
 	memset(s, 0, sizeof(*s));
-	for (size_t r = 0; r < FSD_MAX_RES; r++)
+	for (size_t r = 0; r < FS_MAX_RES; r++)
 		s->probe_r[r] = 1.0;
 }
 
@@ -80,7 +37,7 @@ double est_probe(const struct est_state *s)
 {
 	double p = 1.0;
 
-	for (size_t r = 0; r < FSD_MAX_RES; r++)
+	for (size_t r = 0; r < FS_MAX_RES; r++)
 		p = fmax(p, s->probe_r[r]);
 	return p;
 }
@@ -97,7 +54,7 @@ static bool at_io_limit(const struct est_config *cfg, double rate, double limit)
 }
 
 /* Which resources hold the tenant back, and why. */
-static unsigned held_back(const struct fsd_resources *res, const struct est_config *cfg,
+static unsigned held_back(const struct fs_resources *res, const struct est_config *cfg,
 			  const struct est_sample *s, bool *held)
 {
 	unsigned reasons = 0;
@@ -105,7 +62,7 @@ static unsigned held_back(const struct fsd_resources *res, const struct est_conf
 	for (size_t r = 0; r < res->n; r++) {
 		held[r] = false;
 		switch (res->kind[r]) {
-		case FSD_RES_CPU:
+		case FS_RES_CPU:
 			if (s->cpu_throttled_delta > 0) {
 				held[r] = true;
 				reasons |= EST_CPU_THROTTLED;
@@ -118,7 +75,7 @@ static unsigned held_back(const struct fsd_resources *res, const struct est_conf
 				reasons |= EST_PSI_CPU;
 			}
 			break;
-		case FSD_RES_MEM:
+		case FS_RES_MEMORY:
 			if (s->mem_high_events_delta > 0) {
 				held[r] = true;
 				reasons |= EST_MEM_HIGH;
@@ -128,10 +85,10 @@ static unsigned held_back(const struct fsd_resources *res, const struct est_conf
 				reasons |= EST_PSI_MEM;
 			}
 			break;
-		case FSD_RES_IO_RBPS:
-		case FSD_RES_IO_WBPS:
-		case FSD_RES_IO_RIOPS:
-		case FSD_RES_IO_WIOPS:
+		case FS_RES_IO_RBPS:
+		case FS_RES_IO_WBPS:
+		case FS_RES_IO_RIOPS:
+		case FS_RES_IO_WIOPS:
 			if (at_io_limit(cfg, s->usage[r], s->limit[r])) {
 				held[r] = true;
 				reasons |= EST_IO_LIMIT;
@@ -146,7 +103,7 @@ static unsigned held_back(const struct fsd_resources *res, const struct est_conf
 				reasons |= EST_PSI_IO;
 			}
 			break;
-		case FSD_RES_NET:
+		case FS_RES_NET:
 			break; /* no kernel signal for "held back" on net yet */
 		}
 	}
@@ -160,7 +117,7 @@ static double clamp(double v, double lo, double hi)
 	return v > hi ? hi : v;
 }
 
-void est_update(const struct fsd_resources *res, const struct est_config *cfg,
+void est_update(const struct fs_resources *res, const struct est_config *cfg,
 		const double *declared, const struct est_state *prev,
 		const struct est_sample *sample, struct est_state *next)
 {
@@ -199,7 +156,7 @@ void est_update(const struct fsd_resources *res, const struct est_config *cfg,
 		if (declared && declared[r] >= 0) {
 			d = declared[r];
 			out.reasons |= EST_DECLARED;
-		} else if (res->kind[r] == FSD_RES_CPU && sample->cpu_wait >= cfg->wait_min &&
+		} else if (res->kind[r] == FS_RES_CPU && sample->cpu_wait >= cfg->wait_min &&
 			   sample->cpu_wait > 0) {
 			/* NaN wait (unknown) fails the comparisons: no change. */
 			double runnable = clamp(sample->usage[r], 0, INFINITY) + sample->cpu_wait;

@@ -74,50 +74,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* cpu + memory + net + 4 per disk (8 disks), as conf/agent_conf.h */
-#define FSD_MAX_RES		36
-#define FSD_NAME_MAX		72
+#include "resource.h"
+
 #define EST_PROBE_EPS		1e-3
 #define EST_CONTENDED_MIN_SHARE 0.01
-
-/*
- * Block IO is modelled as separate resources per disk: read bytes/s and
- * write bytes/s (and read/write ops/s when configured), each with its own
- * capacity from [resources]. The tenant's read/write mix is then simply part
- * of its demand profile: x scales both directions, so the io.max rbps/wbps
- * split follows the tenant's own mix.
- */
-enum fsd_res_kind {
-	FSD_RES_CPU,	  /* cores (cpu-seconds per second) */
-	FSD_RES_MEM,	  /* bytes */
-	FSD_RES_IO_RBPS,  /* bytes/s read from one disk */
-	FSD_RES_IO_WBPS,  /* bytes/s written to one disk */
-	FSD_RES_IO_RIOPS, /* read ops/s on one disk */
-	FSD_RES_IO_WIOPS, /* write ops/s on one disk */
-	FSD_RES_NET,	  /* bytes/s, rx + tx (modelled, not enforced yet) */
-};
-
-static inline int fsd_res_is_io(enum fsd_res_kind k)
-{
-	return k >= FSD_RES_IO_RBPS && k <= FSD_RES_IO_WIOPS;
-}
-
-/* The host's resources, in the order they appear in the policy problem. */
-struct fsd_resources {
-	size_t n;
-	enum fsd_res_kind kind[FSD_MAX_RES];
-	double capacity[FSD_MAX_RES];	      /* > 0, units of the kind */
-	char name[FSD_MAX_RES][FSD_NAME_MAX]; /* "cpu", "memory", "io.disk0.rbps" */
-	int disk[FSD_MAX_RES];		      /* io: disk index (groups one io.max line), else -1 */
-	unsigned dev_major[FSD_MAX_RES], dev_minor[FSD_MAX_RES]; /* io only */
-};
-
-/* Adds a resource; returns its index or -ENOSPC / -EINVAL. name may be NULL
- * (then "cpu", "memory", "net" or "io.MAJ:MIN.rbps" ...). */
-int fsd_resources_add(struct fsd_resources *res, enum fsd_res_kind kind, const char *name,
-		      double capacity, int disk, unsigned major, unsigned minor);
-/* Index of the first resource of this kind, or -1. */
-int fsd_resources_find(const struct fsd_resources *res, enum fsd_res_kind kind);
 
 struct est_config {
 	double probe_step;     /* > 1: growth of the probe factor per held period */
@@ -152,11 +112,11 @@ enum est_reason {
 
 /* One tenant's measurements over the last period. NaN PSI = unknown. */
 struct est_sample {
-	double usage[FSD_MAX_RES]; /* units of the resource kind */
+	double usage[FS_MAX_RES]; /* units of the resource kind */
 	/* io resources only: the io.max value in force (INFINITY when "max"). */
-	double limit[FSD_MAX_RES];
+	double limit[FS_MAX_RES];
 	/* io resources only: all tenants together use >= busy of its capacity */
-	bool contended[FSD_MAX_RES];
+	bool contended[FS_MAX_RES];
 	double cpu_throttled_delta;	 /* nr_throttled increase in the period */
 	double mem_high_events_delta;	 /* memory.events high increase */
 	double psi_cpu, psi_mem, psi_io; /* some avg10, percent */
@@ -168,9 +128,9 @@ void est_sample_init(struct est_sample *s);
 
 struct est_state {
 	bool initialized;
-	double demand[FSD_MAX_RES];  /* the current estimate */
-	bool held[FSD_MAX_RES];	     /* held back on this resource this period */
-	double probe_r[FSD_MAX_RES]; /* >= 1, per resource; 1 beyond res->n */
+	double demand[FS_MAX_RES];  /* the current estimate */
+	bool held[FS_MAX_RES];	     /* held back on this resource this period */
+	double probe_r[FS_MAX_RES]; /* >= 1, per resource; 1 beyond res->n */
 	unsigned reasons;	     /* enum est_reason bits */
 	unsigned held_periods;	     /* consecutive held periods */
 };
@@ -181,11 +141,11 @@ void est_state_init(struct est_state *s);
 double est_probe(const struct est_state *s);
 
 /*
- * next = f(prev, sample, config). declared[FSD_MAX_RES] may be NULL (nothing
+ * next = f(prev, sample, config). declared[FS_MAX_RES] may be NULL (nothing
  * declared); NaN or negative entries are "not declared". prev and next may be
  * the same object.
  */
-void est_update(const struct fsd_resources *res, const struct est_config *cfg,
+void est_update(const struct fs_resources *res, const struct est_config *cfg,
 		const double *declared, const struct est_state *prev,
 		const struct est_sample *sample, struct est_state *next);
 

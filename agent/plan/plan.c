@@ -25,7 +25,7 @@ void plan_config_default(struct plan_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->rule = FS_RULE_PSDSF;
-	cfg->enforce = PLAN_ENFORCE_AUTO;
+	cfg->enforce = FS_ENFORCE_AUTO;
 	cfg->cpu_period_usec = 100000;
 	cfg->cpu_quota_min_usec = 1000;
 	cfg->mem_margin = 64ull << 20;
@@ -46,7 +46,7 @@ void plan_tenant_in_init(struct plan_tenant_in *t, const char *name)
 	t->name = name;
 	t->weight = 1;
 	t->present = true;
-	for (size_t r = 0; r < FSD_MAX_RES; r++)
+	for (size_t r = 0; r < FS_MAX_RES; r++)
 		t->min[r] = t->max[r] = NAN;
 }
 
@@ -166,7 +166,7 @@ static void set_limits(const struct plan_config *cfg, const struct plan_tenant_i
 		double lim = INFINITY;
 
 		if (t->in_problem && pl->saturated[r] &&
-		    !(granted && fsd_res_is_io(cfg->res.kind[r])))
+		    !(granted && fs_res_is_io(cfg->res.kind[r])))
 			lim = t->alloc[r] + leftover[r] * in->weight / weight_sum;
 		if (in->max[r] >= 0 && !(in->max[r] >= lim))
 			lim = in->max[r];
@@ -193,25 +193,25 @@ static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_i
 	t->cpu_period_usec = cfg->cpu_period_usec;
 	t->cpu_quota_usec = PLAN_MAX;
 	for (size_t r = 0; r < cfg->res.n; r++) {
-		enum fsd_res_kind k = cfg->res.kind[r];
+		enum fs_res_kind k = cfg->res.kind[r];
 		double lim = t->limit[r];
 
 		if (mode == PLAN_MODE_WEIGHTS &&
-		    (k == FSD_RES_CPU ||
-		     (fsd_res_is_io(k) && cfg->res.disk[r] >= 0 &&
-		      cfg->res.disk[r] < PLAN_MAX_DISKS && cfg->io_weight_works[cfg->res.disk[r]])))
+		    (k == FS_RES_CPU ||
+		     (fs_res_is_io(k) && cfg->res.disk[r] >= 0 &&
+		      cfg->res.disk[r] < FS_MAX_DISKS && cfg->io_weight_works[cfg->res.disk[r]])))
 			lim = in->max[r] >= 0 ? in->max[r] : INFINITY;
 		if (lim >= cfg->res.capacity[r])
 			lim = INFINITY;
-		if (k == FSD_RES_CPU && isfinite(lim)) {
+		if (k == FS_RES_CPU && isfinite(lim)) {
 			t->cpu_quota_usec = to_u64(lim * (double)cfg->cpu_period_usec);
 			if (t->cpu_quota_usec < cfg->cpu_quota_min_usec)
 				t->cpu_quota_usec = cfg->cpu_quota_min_usec;
 			if (prev && prev->cpu_period_usec == t->cpu_period_usec)
 				t->cpu_quota_usec =
 				    sticky(cfg, t->cpu_quota_usec, prev->cpu_quota_usec);
-		} else if (fsd_res_is_io(k)) {
-			uint64_t floor = k == FSD_RES_IO_RBPS || k == FSD_RES_IO_WBPS
+		} else if (fs_res_is_io(k)) {
+			uint64_t floor = k == FS_RES_IO_RBPS || k == FS_RES_IO_WBPS
 					     ? cfg->io_min_bps
 					     : cfg->io_min_iops;
 			t->io[r] = to_u64(lim);
@@ -227,7 +227,7 @@ static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_i
 static void set_memory(const struct plan_config *cfg, const struct plan_tenant_in *in,
 		       const struct plan_tenant *prev, struct plan_tenant *t)
 {
-	int r = fsd_resources_find(&cfg->res, FSD_RES_MEM);
+	int r = fs_resources_find(&cfg->res, FS_RES_MEMORY);
 	uint64_t margin = cfg->mem_margin, usage, high, target, prev_max, step_floor;
 
 	t->mem_high = t->mem_max = PLAN_MAX;
@@ -288,8 +288,8 @@ static size_t count_bottlenecks(const struct plan_config *cfg, const struct plan
 
 		if (!is_bottleneck(pl, r))
 			continue;
-		for (size_t q = 0; q < r && fsd_res_is_io(cfg->res.kind[r]); q++)
-			seen |= is_bottleneck(pl, q) && fsd_res_is_io(cfg->res.kind[q]) &&
+		for (size_t q = 0; q < r && fs_res_is_io(cfg->res.kind[r]); q++)
+			seen |= is_bottleneck(pl, q) && fs_res_is_io(cfg->res.kind[q]) &&
 				cfg->res.disk[q] == cfg->res.disk[r];
 		n += !seen;
 	}
@@ -305,15 +305,15 @@ static void choose_mode(const struct plan_config *cfg, const struct plan *prev, 
 	list_saturated(cfg, pl, names, sizeof(names));
 	n = pl->n_bottlenecks = count_bottlenecks(cfg, pl);
 	switch (cfg->enforce) {
-	case PLAN_ENFORCE_OFF:
+	case FS_ENFORCE_OFF:
 		pl->mode = PLAN_MODE_OFF;
 		why = "enforce=off";
 		break;
-	case PLAN_ENFORCE_LIMITS:
+	case FS_ENFORCE_LIMITS:
 		pl->mode = PLAN_MODE_LIMITS;
 		why = "enforce=limits";
 		break;
-	case PLAN_ENFORCE_WEIGHTS:
+	case FS_ENFORCE_WEIGHTS:
 		pl->mode = PLAN_MODE_WEIGHTS;
 		why = "enforce=weights";
 		break;
@@ -346,7 +346,7 @@ static int set_weights(const struct plan_config *cfg, size_t n, const struct pla
 	size_t np = pp->p.n_tenants, m = cfg->res.n;
 	double wsum = 0, *entitled = NULL, *consumed = NULL, *prio = NULL;
 	int *gap_res = NULL, ret = 0;
-	bool *promoted = NULL, bottleneck[FSD_MAX_RES];
+	bool *promoted = NULL, bottleneck[FS_MAX_RES];
 
 	for (size_t i = 0; i < n; i++) {
 		double base = (double)cfg->base_weight * in[i].weight;
@@ -409,15 +409,15 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 	struct plan_problem pp = {0};
 	struct fs_solution sol = {0};
 	struct fs_options opt = {.alpha = INFINITY};
-	double used[FSD_MAX_RES] = {0}, leftover[FSD_MAX_RES] = {0}, use[FSD_MAX_RES] = {0};
+	double used[FS_MAX_RES] = {0}, leftover[FS_MAX_RES] = {0}, use[FS_MAX_RES] = {0};
 	double wsum = 0;
 	size_t m = cfg->res.n;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if (m == 0 || m > FSD_MAX_RES) {
+	if (m == 0 || m > FS_MAX_RES) {
 		snprintf(err->msg, sizeof(err->msg), "%zu resources (1..%d supported)", m,
-			 FSD_MAX_RES);
+			 FS_MAX_RES);
 		return -EINVAL;
 	}
 	out->t = calloc(n ? n : 1, sizeof(*out->t));
@@ -444,7 +444,7 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 		snprintf(t->name, sizeof(t->name), "%s", in[i].name ? in[i].name : "");
 		t->bottleneck = FS_NO_RESOURCE;
 		t->gap_resource = FS_NO_RESOURCE;
-		for (size_t r = 0; r < FSD_MAX_RES; r++)
+		for (size_t r = 0; r < FS_MAX_RES; r++)
 			t->io[r] = PLAN_MAX;
 	}
 	for (size_t j = 0; j < pp.p.n_tenants; j++) {
@@ -467,7 +467,7 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 		/* Not memory: full of page cache on any long-running host, and its
 		 * limits are the same in both modes. */
 		out->busy[r] =
-		    cfg->res.kind[r] != FSD_RES_MEM && use[r] >= cfg->busy * cfg->res.capacity[r];
+		    cfg->res.kind[r] != FS_RES_MEMORY && use[r] >= cfg->busy * cfg->res.capacity[r];
 		out->saturated[r] = used[r] >= cfg->saturated * cfg->res.capacity[r];
 		out->n_saturated += out->saturated[r];
 		leftover[r] = fmax(0.0, cfg->res.capacity[r] - used[r]);
@@ -511,10 +511,10 @@ bool plan_fmt_io_max(const struct plan_config *cfg, const struct plan_tenant *t,
 		     char *buf, size_t len)
 {
 	static const char *const key[] = {
-	    [FSD_RES_IO_RBPS] = "rbps",
-	    [FSD_RES_IO_WBPS] = "wbps",
-	    [FSD_RES_IO_RIOPS] = "riops",
-	    [FSD_RES_IO_WIOPS] = "wiops",
+	    [FS_RES_IO_RBPS] = "rbps",
+	    [FS_RES_IO_WBPS] = "wbps",
+	    [FS_RES_IO_RIOPS] = "riops",
+	    [FS_RES_IO_WIOPS] = "wiops",
 	};
 	size_t used = 0;
 	bool any = false;
@@ -524,11 +524,11 @@ bool plan_fmt_io_max(const struct plan_config *cfg, const struct plan_tenant *t,
 		char v[24];
 		int w;
 
-		if (!fsd_res_is_io(cfg->res.kind[r]) || cfg->res.disk[r] != disk)
+		if (!fs_res_is_io(cfg->res.kind[r]) || cfg->res.disk[r] != disk)
 			continue;
 		if (!any) {
-			w = snprintf(buf, len, "%u:%u", cfg->res.dev_major[r],
-				     cfg->res.dev_minor[r]);
+			w = snprintf(buf, len, "%u:%u", cfg->res.dev[r].major,
+				     cfg->res.dev[r].minor);
 			if (w > 0 && (size_t)w < len)
 				used = (size_t)w;
 			any = true;
@@ -542,13 +542,13 @@ bool plan_fmt_io_max(const struct plan_config *cfg, const struct plan_tenant *t,
 }
 
 /* Compact human numbers for the summary line. */
-static void fmt_amount(enum fsd_res_kind k, double v, char *buf, size_t len)
+static void fmt_amount(enum fs_res_kind k, double v, char *buf, size_t len)
 {
 	if (!isfinite(v))
 		snprintf(buf, len, "max");
-	else if (k == FSD_RES_CPU)
+	else if (k == FS_RES_CPU)
 		snprintf(buf, len, "%.3g", v);
-	else if (k == FSD_RES_IO_RIOPS || k == FSD_RES_IO_WIOPS)
+	else if (k == FS_RES_IO_RIOPS || k == FS_RES_IO_WIOPS)
 		snprintf(buf, len, "%.0f", v);
 	else if (v >= 1 << 30)
 		snprintf(buf, len, "%.2fG", v / (1 << 30));

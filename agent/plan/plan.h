@@ -5,7 +5,7 @@
  * fs_solve and turns the allocation into the value of every cgroup file.
  *
  * Problem (DESIGN.md "The allocation model"): one pool = this host; the
- * resources of struct fsd_resources (cpu, memory, per disk rbps/wbps[/iops],
+ * resources of struct fs_resources (cpu, memory, per disk rbps/wbps[/iops],
  * net); per-unit demand = the tenant's estimated demand vector, max_tasks = 1,
  * so x_n in [0, 1] is the fraction of its demand tenant n is granted and
  * alloc[n][r] = x_n * demand[n][r]. Tenants whose cgroup is missing are left
@@ -82,6 +82,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "enforce.h"
 #include "estimate.h"
 #include "policy.h"
 
@@ -91,14 +92,7 @@
 #define PLAN_PAGE	 4096
 #define PLAN_IO_LINE_MAX 160
 #define PLAN_REASON_MAX	 256
-#define PLAN_MAX_DISKS	 8 /* as FS_CONF_MAX_DISKS */
-
-enum plan_enforce {
-	PLAN_ENFORCE_AUTO,
-	PLAN_ENFORCE_LIMITS,
-	PLAN_ENFORCE_WEIGHTS,
-	PLAN_ENFORCE_OFF,
-};
+#define FS_MAX_DISKS	 8 /* as FS_MAX_DISKS */
 
 enum plan_mode {
 	PLAN_MODE_LIMITS,
@@ -112,9 +106,9 @@ enum plan_mode {
 const char *plan_mode_name(enum plan_mode m); /* "limits", "weights", "off" */
 
 struct plan_config {
-	struct fsd_resources res;
+	struct fs_resources res;
 	enum fs_rule rule; /* FS_RULE_PSDSF or FS_RULE_NJC */
-	enum plan_enforce enforce;
+	enum fs_enforce enforce;
 	uint64_t cpu_period_usec;    /* cpu.max period */
 	uint64_t cpu_quota_min_usec; /* cpu.max quota floor */
 	uint64_t mem_margin;	     /* bytes of headroom of memory.max */
@@ -127,7 +121,7 @@ struct plan_config {
 	double busy;	    /* (0, 1]: measured use / capacity that counts as a bottleneck */
 	unsigned mode_hold; /* periods with < 2 bottlenecks before leaving weights mode */
 	double deadband;    /* [0, 1): relative change of a limit that is not written */
-	bool io_weight_works[PLAN_MAX_DISKS]; /* per disk index: io.weight is honoured */
+	bool io_weight_works[FS_MAX_DISKS]; /* per disk index: io.weight is honoured */
 };
 
 /* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB, step 25 %,
@@ -140,10 +134,10 @@ struct plan_tenant_in {
 	const char *name;
 	double weight;		    /* > 0 */
 	bool present;		    /* the cgroup exists (sampled this period) */
-	double demand[FSD_MAX_RES]; /* estimate, > 0 somewhere */
-	double usage[FSD_MAX_RES];  /* this period's use */
-	double min[FSD_MAX_RES];    /* configured floor of the limit, NaN = none */
-	double max[FSD_MAX_RES];    /* configured cap of the limit, NaN = none */
+	double demand[FS_MAX_RES]; /* estimate, > 0 somewhere */
+	double usage[FS_MAX_RES];  /* this period's use */
+	double min[FS_MAX_RES];    /* configured floor of the limit, NaN = none */
+	double max[FS_MAX_RES];    /* configured cap of the limit, NaN = none */
 };
 
 /* Zero usage, NaN min/max, weight 1, present. */
@@ -156,14 +150,14 @@ struct plan_tenant {
 	uint64_t cpu_quota_usec, cpu_period_usec;
 	uint64_t cpu_weight, io_weight;
 	uint64_t mem_high, mem_max;
-	uint64_t io[FSD_MAX_RES]; /* io resources: rbps/wbps/riops/wiops value */
+	uint64_t io[FS_MAX_RES]; /* io resources: rbps/wbps/riops/wiops value */
 	/* diagnostics */
 	bool in_problem;	   /* present and solved */
 	double x;		   /* fraction of demand granted */
 	double share;		   /* the rule's share (see fs_tenant_result) */
 	int bottleneck;		   /* resource index or FS_NO_RESOURCE */
-	double alloc[FSD_MAX_RES]; /* x * demand */
-	double limit[FSD_MAX_RES]; /* after work conservation, caps; INFINITY = max */
+	double alloc[FS_MAX_RES]; /* x * demand */
+	double limit[FS_MAX_RES]; /* after work conservation, caps; INFINITY = max */
 	double gap;		   /* minimal gap (0 when no bottleneck) */
 	int gap_resource;	   /* where it occurs, or FS_NO_RESOURCE */
 	bool promoted;
@@ -175,8 +169,8 @@ struct plan {
 	enum plan_mode mode;
 	bool mode_changed; /* differs from the previous plan (or first plan) */
 	char mode_reason[PLAN_REASON_MAX];
-	bool saturated[FSD_MAX_RES]; /* by the allocation */
-	bool busy[FSD_MAX_RES];	     /* by measured use (cfg->busy) */
+	bool saturated[FS_MAX_RES]; /* by the allocation */
+	bool busy[FS_MAX_RES];	     /* by measured use (cfg->busy) */
 	size_t n_saturated;	     /* saturated resources */
 	size_t n_bottlenecks;	     /* saturated or busy devices: cpu, memory, each disk, net */
 	unsigned mode_streak;	     /* consecutive periods that wanted the other mode */

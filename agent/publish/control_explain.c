@@ -65,7 +65,7 @@ static struct json_object *competitors(const struct fsd_published *p, size_t i, 
 
 static struct json_object *bottlenecks(const struct fsd_published *p, size_t i)
 {
-	const struct fsd_resources *res = &p->pcfg.res;
+	const struct fs_resources *res = &p->pcfg.res;
 	struct json_object *a = json_object_new_array();
 
 	for (size_t r = 0; a && r < res->n; r++) {
@@ -109,7 +109,7 @@ static int larger_share_on(const struct fsd_published *p, size_t i, size_t r)
 static void certificate_psdsf(const struct fsd_published *p, size_t i, struct json_object *c)
 {
 	const struct plan_tenant *t = &p->t[i].plan;
-	const struct fsd_resources *res = &p->pcfg.res;
+	const struct fs_resources *res = &p->pcfg.res;
 	char text[512];
 	const char *kind = "none";
 	int r = t->bottleneck, off;
@@ -152,7 +152,7 @@ static void certificate_njc(const struct fsd_published *p, size_t i, int cert,
 			    struct json_object *c)
 {
 	const struct plan_tenant *t = &p->t[i].plan;
-	const struct fsd_resources *res = &p->pcfg.res;
+	const struct fs_resources *res = &p->pcfg.res;
 	double e = fsd_entitlement(p, i);
 	char text[512];
 
@@ -180,7 +180,7 @@ static void certificate_njc(const struct fsd_published *p, size_t i, int cert,
 
 static struct json_object *gaps(const struct fsd_published *p, size_t i)
 {
-	const struct fsd_resources *res = &p->pcfg.res;
+	const struct fs_resources *res = &p->pcfg.res;
 	struct json_object *a = json_object_new_array();
 	double e = fsd_entitlement(p, i);
 

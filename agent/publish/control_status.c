@@ -7,36 +7,36 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *fsd_res_kind_name(enum fsd_res_kind k)
+const char *fsd_res_kind_name(enum fs_res_kind k)
 {
 	switch (k) {
-	case FSD_RES_CPU:
+	case FS_RES_CPU:
 		return "cpu";
-	case FSD_RES_MEM:
+	case FS_RES_MEMORY:
 		return "memory";
-	case FSD_RES_IO_RBPS:
+	case FS_RES_IO_RBPS:
 		return "io-rbps";
-	case FSD_RES_IO_WBPS:
+	case FS_RES_IO_WBPS:
 		return "io-wbps";
-	case FSD_RES_IO_RIOPS:
+	case FS_RES_IO_RIOPS:
 		return "io-riops";
-	case FSD_RES_IO_WIOPS:
+	case FS_RES_IO_WIOPS:
 		return "io-wiops";
-	case FSD_RES_NET:
+	case FS_RES_NET:
 		break;
 	}
 	return "net";
 }
 
-const char *fsd_res_unit(enum fsd_res_kind k)
+const char *fsd_res_unit(enum fs_res_kind k)
 {
 	switch (k) {
-	case FSD_RES_CPU:
+	case FS_RES_CPU:
 		return "cores";
-	case FSD_RES_MEM:
+	case FS_RES_MEMORY:
 		return "bytes";
-	case FSD_RES_IO_RIOPS:
-	case FSD_RES_IO_WIOPS:
+	case FS_RES_IO_RIOPS:
+	case FS_RES_IO_WIOPS:
 		return "ops/s";
 	default:
 		return "bytes/s";
@@ -136,7 +136,7 @@ struct json_object *fsd_json_tenant(const struct fsd_published *p, size_t i)
 {
 	const struct fsd_tenant_pub *tp = &p->t[i];
 	const struct plan_tenant *t = &tp->plan;
-	const struct fsd_resources *res = &p->pcfg.res;
+	const struct fs_resources *res = &p->pcfg.res;
 	struct json_object *o = json_object_new_object(), *bn = json_object_new_array();
 	char why[96];
 
@@ -181,7 +181,7 @@ struct json_object *fsd_json_tenant(const struct fsd_published *p, size_t i)
 
 static struct json_object *resource(const struct fsd_published *p, size_t r)
 {
-	const struct fsd_resources *res = &p->pcfg.res;
+	const struct fs_resources *res = &p->pcfg.res;
 	struct json_object *o = json_object_new_object();
 	double alloc = 0, used = 0;
 

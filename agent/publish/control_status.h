@@ -34,8 +34,8 @@
 #define FSD_BOTTLENECK_MIN_SHARE 0.01
 
 /* "cpu" -> "cores" etc. */
-const char *fsd_res_kind_name(enum fsd_res_kind k);
-const char *fsd_res_unit(enum fsd_res_kind k);
+const char *fsd_res_kind_name(enum fs_res_kind k);
+const char *fsd_res_unit(enum fs_res_kind k);
 
 /* Entitlement of tenant i: its weight over the weights of present tenants. */
 double fsd_entitlement(const struct fsd_published *p, size_t i);

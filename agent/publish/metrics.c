@@ -92,15 +92,15 @@ static void daemon_metrics(FILE *f, const struct fsd_published *p)
 }
 
 /* Capacity in the resource's base unit, one metric per unit family. */
-static const char *capacity_metric(enum fsd_res_kind k)
+static const char *capacity_metric(enum fs_res_kind k)
 {
 	switch (k) {
-	case FSD_RES_CPU:
+	case FS_RES_CPU:
 		return "fairshare_resource_capacity_cores";
-	case FSD_RES_MEM:
+	case FS_RES_MEMORY:
 		return "fairshare_resource_capacity_bytes";
-	case FSD_RES_IO_RIOPS:
-	case FSD_RES_IO_WIOPS:
+	case FS_RES_IO_RIOPS:
+	case FS_RES_IO_WIOPS:
 		return "fairshare_resource_capacity_operations_per_second";
 	default:
 		return "fairshare_resource_capacity_bytes_per_second";
@@ -109,9 +109,9 @@ static const char *capacity_metric(enum fsd_res_kind k)
 
 static void resource_metrics(FILE *f, const struct fsd_published *p)
 {
-	const struct fsd_resources *res = &p->pcfg.res;
-	static const enum fsd_res_kind fam[] = {FSD_RES_CPU, FSD_RES_MEM, FSD_RES_IO_RBPS,
-						FSD_RES_IO_RIOPS};
+	const struct fs_resources *res = &p->pcfg.res;
+	static const enum fs_res_kind fam[] = {FS_RES_CPU, FS_RES_MEMORY, FS_RES_IO_RBPS,
+						FS_RES_IO_RIOPS};
 
 	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
 		const char *name = capacity_metric(fam[k]);
@@ -228,7 +228,7 @@ static double tenant_value(const struct fsd_published *p, size_t i, enum tenant_
 static void tenant_vector(FILE *f, const struct fsd_published *p, const char *name,
 			  const char *help, size_t offset)
 {
-	const struct fsd_resources *res = &p->pcfg.res;
+	const struct fs_resources *res = &p->pcfg.res;
 
 	head(f, name, "gauge", help);
 	for (size_t i = 0; i < p->n_tenants; i++)
@@ -241,7 +241,7 @@ static void tenant_vector(FILE *f, const struct fsd_published *p, const char *na
 
 static void tenant_all(FILE *f, const struct fsd_published *p)
 {
-	const struct fsd_resources *res = &p->pcfg.res;
+	const struct fs_resources *res = &p->pcfg.res;
 
 	for (size_t m = 0; m < sizeof(tenant_metrics) / sizeof(tenant_metrics[0]); m++) {
 		head(f, tenant_metrics[m].name, "gauge", tenant_metrics[m].help);

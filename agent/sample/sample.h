@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent_conf.h" /* struct fs_devnum, FS_CONF_MAX_DISKS */
+#include "resource.h"
 #include "agent_log.h"
 
 /* One pressure file over the period. */
@@ -62,7 +62,7 @@ struct fs_tenant_sample {
 	struct fs_psi_sample psi_cpu, psi_mem, psi_io;
 
 	/* io.stat, one per configured disk, same order as fs_sampler_config.disks */
-	struct fs_io_sample io[FS_CONF_MAX_DISKS];
+	struct fs_io_sample io[FS_MAX_DISKS];
 
 	/* network bytes/s over the period; NAN for cgroupfs (eBPF only) */
 	double net_rx_bps, net_tx_bps;
@@ -72,7 +72,7 @@ struct fs_sampler_config {
 	const char *cgroup_root; /* directory the cgroup paths are relative to */
 	size_t n_tenants;
 	const char *const *cgroups;    /* [n_tenants] normalised relative paths */
-	size_t n_disks;		       /* <= FS_CONF_MAX_DISKS */
+	size_t n_disks;		       /* <= FS_MAX_DISKS */
 	const struct fs_devnum *disks; /* [n_disks] whole disks, as in io.stat */
 	fs_log_fn log;		       /* may be NULL */
 	void *log_ctx;

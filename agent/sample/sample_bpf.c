@@ -49,7 +49,7 @@ struct bpf_sampler {
 	size_t n_tenants;
 	char **cgroups;
 	size_t n_disks;
-	struct fs_devnum disks[FS_CONF_MAX_DISKS];
+	struct fs_devnum disks[FS_MAX_DISKS];
 	struct tenant_prev *prev; /* [n_tenants] */
 	fs_log_fn log;
 	void *log_ctx;
@@ -153,8 +153,8 @@ static int open_quiet(struct bpf_sampler **out, const struct fs_sampler_config *
 	*out = NULL;
 	if (!o)
 		o = &none;
-	if (cfg->n_disks > FS_CONF_MAX_DISKS) {
-		snprintf(err, errlen, "%zu disks, at most %d", cfg->n_disks, FS_CONF_MAX_DISKS);
+	if (cfg->n_disks > FS_MAX_DISKS) {
+		snprintf(err, errlen, "%zu disks, at most %d", cfg->n_disks, FS_MAX_DISKS);
 		return -EINVAL;
 	}
 	s = calloc(1, sizeof(*s));

@@ -25,7 +25,7 @@ struct raw {
 	struct fs_memory_events mev;
 	struct fs_pressure psi[3];
 	bool have_io;
-	struct fs_io_stat io[FS_CONF_MAX_DISKS];
+	struct fs_io_stat io[FS_MAX_DISKS];
 };
 
 struct cg_sampler {
@@ -33,7 +33,7 @@ struct cg_sampler {
 	size_t n_tenants;
 	char **cgroups;
 	size_t n_disks;
-	struct fs_devnum disks[FS_CONF_MAX_DISKS];
+	struct fs_devnum disks[FS_MAX_DISKS];
 	struct raw *prev; /* [n_tenants] */
 	struct fs_buf buf;
 	fs_log_fn log;
@@ -59,7 +59,7 @@ void fs_tenant_sample_unknown(struct fs_tenant_sample *s)
 	psi_unknown(&s->psi_cpu);
 	psi_unknown(&s->psi_mem);
 	psi_unknown(&s->psi_io);
-	for (size_t d = 0; d < FS_CONF_MAX_DISKS; d++)
+	for (size_t d = 0; d < FS_MAX_DISKS; d++)
 		s->io[d].rbps = s->io[d].wbps = s->io[d].riops = s->io[d].wiops = NAN;
 	s->net_rx_bps = s->net_tx_bps = NAN;
 }
@@ -85,7 +85,7 @@ static int cg_open(void **state, const struct fs_sampler_config *cfg)
 	int r;
 
 	*state = NULL;
-	if (cfg->n_disks > FS_CONF_MAX_DISKS)
+	if (cfg->n_disks > FS_MAX_DISKS)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -198,18 +198,18 @@ static void test_full(void **state)
 	assert_int_equal(c->disks[1].res[FS_IO_RIOPS], -1);
 
 	/* cpu, memory, root x4, data x2, net */
-	assert_int_equal(c->n_resources, 9);
+	assert_int_equal(c->res.n, 9);
 	assert_int_equal(c->res_cpu, 0);
 	assert_int_equal(c->res_memory, 1);
 	assert_int_equal(c->res_net, 8);
-	assert_string_equal(c->resources[2].name, "io.root.rbps");
-	assert_string_equal(c->resources[5].name, "io.root.wiops");
-	assert_string_equal(c->resources[7].name, "io.data.wbps");
-	assert_int_equal(fs_conf_find_resource(c, "io.data.wbps"), 7);
-	assert_true(c->resources[1].capacity == (double)(15ull << 30));
-	assert_true(c->resources[6].capacity == 1e9);
-	assert_false(c->resources[8].enforced);
-	assert_true(c->resources[0].enforced);
+	assert_string_equal(c->res.name[2], "io.root.rbps");
+	assert_string_equal(c->res.name[5], "io.root.wiops");
+	assert_string_equal(c->res.name[7], "io.data.wbps");
+	assert_int_equal(fs_resources_find_name(&c->res, "io.data.wbps"), 7);
+	assert_true(c->res.capacity[1] == (double)(15ull << 30));
+	assert_true(c->res.capacity[6] == 1e9);
+	assert_false(fs_res_is_enforced(c->res.kind[8]));
+	assert_true(fs_res_is_enforced(c->res.kind[0]));
 
 	assert_int_equal(c->n_tenants, 2);
 	{
@@ -258,7 +258,7 @@ static void test_defaults_and_auto(void **state)
 	assert_true(c->cpu_auto && c->cpu_cores == 4);
 	assert_true(c->memory_auto);
 	assert_int_equal(c->memory_total, 8000000ull * 1024);
-	assert_int_equal(c->n_resources, 2);
+	assert_int_equal(c->res.n, 2);
 	assert_int_equal(c->res_net, -1);
 	fs_conf_free(c);
 

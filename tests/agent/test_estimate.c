@@ -15,13 +15,13 @@
 
 enum { CPU, MEM, RD, WR, NRES };
 
-static void host(struct fsd_resources *res)
+static void host(struct fs_resources *res)
 {
 	memset(res, 0, sizeof(*res));
-	assert_int_equal(fsd_resources_add(res, FSD_RES_CPU, NULL, 8, -1, 0, 0), CPU);
-	assert_int_equal(fsd_resources_add(res, FSD_RES_MEM, NULL, 32 * GiB, -1, 0, 0), MEM);
-	assert_int_equal(fsd_resources_add(res, FSD_RES_IO_RBPS, NULL, 200 * MiB, 0, 254, 0), RD);
-	assert_int_equal(fsd_resources_add(res, FSD_RES_IO_WBPS, NULL, 100 * MiB, 0, 254, 0), WR);
+	assert_int_equal(fs_resources_add(res, FS_RES_CPU, NULL, 8, -1, (struct fs_devnum){0, 0}), CPU);
+	assert_int_equal(fs_resources_add(res, FS_RES_MEMORY, NULL, 32 * GiB, -1, (struct fs_devnum){0, 0}), MEM);
+	assert_int_equal(fs_resources_add(res, FS_RES_IO_RBPS, NULL, 200 * MiB, 0, (struct fs_devnum){254, 0}), RD);
+	assert_int_equal(fs_resources_add(res, FS_RES_IO_WBPS, NULL, 100 * MiB, 0, (struct fs_devnum){254, 0}), WR);
 }
 
 static void busy_sample(struct est_sample *s)
@@ -34,7 +34,7 @@ static void busy_sample(struct est_sample *s)
 }
 
 /* The host, default config, an empty state and the busy sample. */
-static void fresh(struct fsd_resources *res, struct est_config *cfg, struct est_state *st,
+static void fresh(struct fs_resources *res, struct est_config *cfg, struct est_state *st,
 		  struct est_sample *s)
 {
 	host(res);
@@ -51,7 +51,7 @@ static void assert_near(double a, double b)
 
 static void test_resources_names(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 
 	(void)unused;
 	host(&res);
@@ -60,16 +60,16 @@ static void test_resources_names(void **unused)
 	assert_string_equal(res.name[RD], "io.254:0.rbps");
 	assert_int_equal(res.disk[RD], 0);
 	assert_int_equal(res.disk[CPU], -1);
-	assert_int_equal(fsd_resources_find(&res, FSD_RES_IO_WBPS), WR);
-	assert_int_equal(fsd_resources_find(&res, FSD_RES_NET), -1);
-	assert_true(fsd_resources_add(&res, FSD_RES_NET, NULL, 0, -1, 0, 0) < 0);
-	assert_true(fsd_resources_add(&res, FSD_RES_NET, NULL, NAN, -1, 0, 0) < 0);
+	assert_int_equal(fs_resources_find(&res, FS_RES_IO_WBPS), WR);
+	assert_int_equal(fs_resources_find(&res, FS_RES_NET), -1);
+	assert_true(fs_resources_add(&res, FS_RES_NET, NULL, 0, -1, (struct fs_devnum){0, 0}) < 0);
+	assert_true(fs_resources_add(&res, FS_RES_NET, NULL, NAN, -1, (struct fs_devnum){0, 0}) < 0);
 }
 
 /* Not held back: the estimate is exactly the usage. */
 static void test_unheld_is_usage(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_state st;
 	struct est_sample s;
@@ -93,7 +93,7 @@ static void test_unheld_is_usage(void **unused)
  * them wasted what the planner handed out). */
 static void test_throttled_probes_up_bounded(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_state st;
 	struct est_sample s;
@@ -127,7 +127,7 @@ static void test_throttled_probes_up_bounded(void **unused)
 /* Released: the probe decays back to 1 and the demand back to usage. */
 static void test_released_decays(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_state st;
 	struct est_sample s;
@@ -164,7 +164,7 @@ static void test_released_decays(void **unused)
 /* Held back again after a partial decay: probing restarts from where it is. */
 static void test_reprobe_from_current(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_state st;
 	struct est_sample s;
@@ -187,7 +187,7 @@ static void test_reprobe_from_current(void **unused)
  * decays while writes, held next, climb; both end at 1. */
 static void test_probe_per_resource(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_state st;
 	struct est_sample s;
@@ -224,7 +224,7 @@ static void test_probe_per_resource(void **unused)
  */
 static void test_estimate_falls_gradually(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_state st;
 	struct est_sample s;
@@ -257,7 +257,7 @@ static void test_estimate_falls_gradually(void **unused)
  */
 static void test_io_contended(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_state st;
 	struct est_sample s;
@@ -297,7 +297,7 @@ static void test_io_contended(void **unused)
 /* Each held-back signal flags its own resource. */
 static void test_signals(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_state st, prev;
 	struct est_sample s;
@@ -348,18 +348,18 @@ static void test_signals(void **unused)
  * probing); undeclared resources are still estimated. */
 static void test_declared_overrides(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_state st;
 	struct est_sample s;
-	double declared[FSD_MAX_RES];
+	double declared[FS_MAX_RES];
 	char why[64];
 
 	(void)unused;
 	host(&res);
 	est_config_default(&cfg);
 	est_state_init(&st);
-	for (int r = 0; r < FSD_MAX_RES; r++)
+	for (int r = 0; r < FS_MAX_RES; r++)
 		declared[r] = NAN;
 	declared[MEM] = 4 * GiB;
 	declared[WR] = 0; /* declared "no writes": floored, not estimated */
@@ -381,7 +381,7 @@ static void test_declared_overrides(void **unused)
 /* An idle tenant keeps a small positive demand on every resource. */
 static void test_idle_floor(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_state st;
 	struct est_sample s;
@@ -400,7 +400,7 @@ static void test_idle_floor(void **unused)
 /* Pure: the same inputs give the same output, prev is not modified. */
 static void test_pure(void **unused)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_state prev, a, b, copy;
 	struct est_sample s;

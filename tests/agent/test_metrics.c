@@ -37,8 +37,8 @@ static int setup(void **state)
 	assert_non_null(f);
 	p = &f->p;
 	plan_config_default(&p->pcfg);
-	assert_int_equal(fsd_resources_add(&p->pcfg.res, FSD_RES_CPU, NULL, 4, -1, 0, 0), 0);
-	assert_int_equal(fsd_resources_add(&p->pcfg.res, FSD_RES_MEM, NULL, 8e9, -1, 0, 0), 1);
+	assert_int_equal(fs_resources_add(&p->pcfg.res, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0}), 0);
+	assert_int_equal(fs_resources_add(&p->pcfg.res, FS_RES_MEMORY, NULL, 8e9, -1, (struct fs_devnum){0, 0}), 1);
 	p->policy = "psdsf";
 	p->mode = PLAN_MODE_LIMITS;
 	p->interval_us = 1000000;

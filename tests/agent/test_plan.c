@@ -21,13 +21,13 @@ enum { CPU, MEM, RD, WR, NRES };
 static void host(struct plan_config *cfg)
 {
 	plan_config_default(cfg);
-	assert_int_equal(fsd_resources_add(&cfg->res, FSD_RES_CPU, NULL, 4, -1, 0, 0), CPU);
-	assert_int_equal(fsd_resources_add(&cfg->res, FSD_RES_MEM, NULL, 8 * GiB, -1, 0, 0), MEM);
+	assert_int_equal(fs_resources_add(&cfg->res, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0}), CPU);
+	assert_int_equal(fs_resources_add(&cfg->res, FS_RES_MEMORY, NULL, 8 * GiB, -1, (struct fs_devnum){0, 0}), MEM);
 	assert_int_equal(
-	    fsd_resources_add(&cfg->res, FSD_RES_IO_RBPS, "io.disk0.rbps", 100 * MiB, 0, 254, 0),
+	    fs_resources_add(&cfg->res, FS_RES_IO_RBPS, "io.disk0.rbps", 100 * MiB, 0, (struct fs_devnum){254, 0}),
 	    RD);
 	assert_int_equal(
-	    fsd_resources_add(&cfg->res, FSD_RES_IO_WBPS, "io.disk0.wbps", 100 * MiB, 0, 254, 0),
+	    fs_resources_add(&cfg->res, FS_RES_IO_WBPS, "io.disk0.wbps", 100 * MiB, 0, (struct fs_devnum){254, 0}),
 	    WR);
 }
 
@@ -380,7 +380,7 @@ static void test_two_bottlenecks_weights(void **unused)
 
 	/* The same problem with limits forced keeps hard cpu limits. */
 	struct plan lim;
-	cfg.enforce = PLAN_ENFORCE_LIMITS;
+	cfg.enforce = FS_ENFORCE_LIMITS;
 	compute(&cfg, 2, in, &pl, &lim);
 	assert_int_equal(lim.mode, PLAN_MODE_LIMITS);
 	assert_true(lim.mode_changed);
@@ -470,7 +470,7 @@ static void test_deadband_and_io_floor(void **unused)
 
 	(void)unused;
 	host(&cfg);
-	cfg.enforce = PLAN_ENFORCE_LIMITS;
+	cfg.enforce = FS_ENFORCE_LIMITS;
 	/* disk-bound pair: b wants nearly nothing, is granted it, and is not
 	 * limited; a is held to the rest */
 	tenant(&in[0], "a", 1, 1 * GiB, 1 * MiB, 200 * MiB);
@@ -568,7 +568,7 @@ static void test_forced_modes(void **unused)
 	tenant(&in[0], "a", 4, 1 * GiB, 1 * MiB, 1 * MiB);
 	tenant(&in[1], "b", 2, 1 * GiB, 1 * MiB, 1 * MiB);
 	in[1].max[CPU] = 1.5;
-	cfg.enforce = PLAN_ENFORCE_WEIGHTS;
+	cfg.enforce = FS_ENFORCE_WEIGHTS;
 	compute(&cfg, 2, in, NULL, &pl);
 	assert_int_equal(pl.mode, PLAN_MODE_WEIGHTS);
 	assert_non_null(strstr(pl.mode_reason, "enforce=weights"));
@@ -576,7 +576,7 @@ static void test_forced_modes(void **unused)
 	assert_int_equal(pl.t[1].cpu_quota_usec, 150000);
 	plan_free(&pl);
 
-	cfg.enforce = PLAN_ENFORCE_OFF;
+	cfg.enforce = FS_ENFORCE_OFF;
 	compute(&cfg, 2, in, NULL, &pl);
 	assert_int_equal(pl.mode, PLAN_MODE_OFF);
 	assert_string_equal(plan_mode_name(pl.mode), "off");

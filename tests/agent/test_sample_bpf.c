@@ -487,14 +487,14 @@ static void test_common_ancestor(void **state)
 
 /* --- the estimator's use of the wait ------------------------------------- */
 
-static void cpu_only(struct fsd_resources *res, double cores)
+static void cpu_only(struct fs_resources *res, double cores)
 {
 	memset(res, 0, sizeof(*res));
-	assert_int_equal(fsd_resources_add(res, FSD_RES_CPU, NULL, cores, -1, 0, 0), 0);
-	assert_int_equal(fsd_resources_add(res, FSD_RES_MEM, NULL, 1e9, -1, 0, 0), 1);
+	assert_int_equal(fs_resources_add(res, FS_RES_CPU, NULL, cores, -1, (struct fs_devnum){0, 0}), 0);
+	assert_int_equal(fs_resources_add(res, FS_RES_MEMORY, NULL, 1e9, -1, (struct fs_devnum){0, 0}), 1);
 }
 
-static void estimate(const struct fsd_resources *res, double usage, double mem, double wait,
+static void estimate(const struct fs_resources *res, double usage, double mem, double wait,
 		     struct est_state *st)
 {
 	struct est_config cfg;
@@ -517,7 +517,7 @@ static void estimate(const struct fsd_resources *res, double usage, double mem, 
  */
 static void test_estimate_wait(void **state)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_state st;
 	char why[96];
 
@@ -554,7 +554,7 @@ static void test_estimate_wait(void **state)
  */
 static void test_estimate_wait_replaces_psi_cpu(void **state)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_sample s;
 	struct est_state st;
@@ -586,11 +586,11 @@ static void test_estimate_wait_replaces_psi_cpu(void **state)
 /* Held back (throttled) too: the larger of probe * usage and usage + wait. */
 static void test_estimate_wait_and_probe(void **state)
 {
-	struct fsd_resources res;
+	struct fs_resources res;
 	struct est_config cfg;
 	struct est_sample s;
 	struct est_state st;
-	double declared[FSD_MAX_RES];
+	double declared[FS_MAX_RES];
 
 	(void)state;
 	cpu_only(&res, 8);
@@ -611,7 +611,7 @@ static void test_estimate_wait_and_probe(void **state)
 	assert_true(st.demand[1] == 1e6); /* the probe scales only the held cpu */
 
 	/* a declared demand wins over the wait */
-	for (size_t r = 0; r < FSD_MAX_RES; r++)
+	for (size_t r = 0; r < FS_MAX_RES; r++)
 		declared[r] = NAN;
 	declared[0] = 0.5;
 	est_update(&res, &cfg, declared, &st, &s, &st);

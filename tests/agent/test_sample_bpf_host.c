@@ -177,7 +177,7 @@ static void test_wait_raises_demand_and_close_unloads(void **state)
 	uint32_t before[MAX_PROGS], during[MAX_PROGS], ours[MAX_PROGS];
 	size_t nb, nd, n = 0;
 	struct fs_tenant_sample s[2];
-	struct fsd_resources res = {0};
+	struct fs_resources res = {0};
 	struct est_config ecfg;
 	struct est_sample es;
 	struct est_state est;
@@ -214,7 +214,7 @@ static void test_wait_raises_demand_and_close_unloads(void **state)
 	assert_true(s[0].net_rx_bps == 0 && s[0].net_tx_bps == 0);
 
 	est_config_default(&ecfg);
-	assert_int_equal(fsd_resources_add(&res, FSD_RES_CPU, NULL, 2, -1, 0, 0), 0);
+	assert_int_equal(fs_resources_add(&res, FS_RES_CPU, NULL, 2, -1, (struct fs_devnum){0, 0}), 0);
 	est_sample_init(&es);
 	es.usage[0] = s[0].cpu_cores;
 	es.cpu_wait = s[0].cpu_runq_wait;
