@@ -49,6 +49,7 @@ struct fsd_daemon {
 	uint64_t next_us;
 	bool ready;
 	unsigned failed_periods;
+	struct fsd_period_cost cost; /* of the last period */
 };
 
 void fsd_plan_config_from_conf(const struct fs_conf *c, struct plan_config *pc)
@@ -517,19 +518,41 @@ static void write_metrics(struct fsd_daemon *d)
 	d->metrics_errno = r < 0 ? -r : 0;
 }
 
+/* CPU time of this thread, ns: the period's cost by stage (fsd_daemon_cost). */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Charges the time since *mark to stage s and moves the mark. */
+static void charge(struct fsd_daemon *d, enum fsd_stage s, uint64_t *mark)
+{
+	uint64_t now = cpu_ns();
+
+	d->cost.ns[s] = now - *mark;
+	*mark = now;
+}
+
 int fsd_daemon_period(struct fsd_daemon *d, uint64_t now_us)
 {
 	struct plan next;
 	struct fs_error err = {{0}};
 	char status[400];
+	uint64_t mark = cpu_ns();
 	int r;
 
+	memset(&d->cost, 0, sizeof(d->cost));
 	r = d->ops->sample(d->sampler, now_us, d->samples);
 	if (r < 0) {
 		fsd_err("sampling under %s failed: %s", d->conf->agent.cgroup_root, strerror(-r));
 		return r;
 	}
+	charge(d, FSD_STAGE_SAMPLE, &mark);
 	estimate_all(d);
+	charge(d, FSD_STAGE_ESTIMATE, &mark);
 	r = plan_compute(&d->pcfg, d->n, d->pin, d->have_plan ? &d->plan : NULL, &next, &err);
 	if (r < 0) {
 		fsd_err("solving with %s failed, limits unchanged: %s",
@@ -537,6 +560,7 @@ int fsd_daemon_period(struct fsd_daemon *d, uint64_t now_us)
 		plan_free(&next);
 		return r;
 	}
+	charge(d, FSD_STAGE_PLAN, &mark);
 	if (next.mode_changed)
 		fsd_info("mode %s -> %s: %s", d->have_plan ? plan_mode_name(d->plan.mode) : "none",
 			 plan_mode_name(next.mode), next.mode_reason);
@@ -544,13 +568,20 @@ int fsd_daemon_period(struct fsd_daemon *d, uint64_t now_us)
 	plan_free(&d->plan);
 	d->plan = next;
 	d->have_plan = true;
+	charge(d, FSD_STAGE_APPLY, &mark);
 	publish(d, now_us);
 	write_metrics(d);
 	status_line(d, status, sizeof(status));
 	log_period(d, status);
 	sd_notifyf(0, "%sSTATUS=%s", d->ready || d->opt.once ? "" : "READY=1\n", status);
 	d->ready = true;
+	charge(d, FSD_STAGE_PUBLISH, &mark);
 	return 0;
+}
+
+const struct fsd_period_cost *fsd_daemon_cost(const struct fsd_daemon *d)
+{
+	return &d->cost;
 }
 
 void fsd_daemon_print(const struct fsd_daemon *d, FILE *f)

@@ -105,6 +105,23 @@ int fsd_daemon_release(struct fsd_daemon *d);
  * (no such tenant) or -EINVAL (not a finite weight > 0). */
 int fsd_daemon_set_weight(struct fsd_daemon *d, const char *tenant, double weight);
 
+/* The stages of a period, in the order they run (solve runs inside plan). */
+enum fsd_stage {
+	FSD_STAGE_SAMPLE,
+	FSD_STAGE_ESTIMATE,
+	FSD_STAGE_PLAN, /* build the problem, solve, plan the file values */
+	FSD_STAGE_APPLY,
+	FSD_STAGE_PUBLISH, /* snapshot, metrics file, status, sd_notify */
+	FSD_STAGE__COUNT,
+};
+
+/* CPU time (CLOCK_THREAD_CPUTIME_ID) each stage of the last period took. */
+struct fsd_period_cost {
+	uint64_t ns[FSD_STAGE__COUNT];
+};
+
+const struct fsd_period_cost *fsd_daemon_cost(const struct fsd_daemon *d);
+
 /* CLOCK_MONOTONIC now, from the event loop when it runs. */
 uint64_t fsd_daemon_now(const struct fsd_daemon *d);
 
