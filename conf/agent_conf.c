@@ -336,13 +336,13 @@ static int resolve_agent(const struct raw_conf *rc, struct fs_conf *c, struct co
 		return r;
 	a->bpf_wait = (enum fs_conf_bpf_wait)r;
 	r = copy_path(rc->path, &rc->cgroup_root, "cgroup_root", a->cgroup_root,
-		      sizeof(a->cgroup_root), "/sys/fs/cgroup", false, err);
+		      sizeof(a->cgroup_root), FS_DEFAULT_CGROUP_ROOT, false, err);
 	if (r == 0)
 		r = copy_path(rc->path, &rc->socket, "socket", a->socket, sizeof(a->socket),
-			      "/run/fairshare/control.sock", false, err);
+			      FS_DEFAULT_SOCKET, false, err);
 	if (r == 0)
 		r = copy_path(rc->path, &rc->state_dir, "state_dir", a->state_dir,
-			      sizeof(a->state_dir), "/run/fairshare", false, err);
+			      sizeof(a->state_dir), FS_DEFAULT_RUN_DIR, false, err);
 	if (r == 0)
 		r = copy_path(rc->path, &rc->metrics_file, "metrics_file", a->metrics_file,
 			      sizeof(a->metrics_file), NULL, true, err);
@@ -383,12 +383,14 @@ static int auto_cpus(const char *cgroup_root, const struct fs_conf_env *env, dou
 
 static int auto_memory(const struct fs_conf_env *env, uint64_t *out)
 {
-	const char *path = env && env->meminfo_path ? env->meminfo_path : "/proc/meminfo";
-	char buf[8192];
+	const char *proc = env && env->procfs_root ? env->procfs_root : FS_DEFAULT_PROCFS_ROOT;
+	char path[PATH_MAX], buf[8192];
 	const char *p;
 	unsigned long long kb;
-	int r = read_small_file(path, buf, sizeof(buf));
+	int r;
 
+	snprintf(path, sizeof(path), "%s/meminfo", proc);
+	r = read_small_file(path, buf, sizeof(buf));
 	if (r < 0)
 		return r;
 	p = strstr(buf, "MemTotal:");

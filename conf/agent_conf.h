@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "enforce.h"
+#include "paths.h"
 #include "resource.h"
 #include "units.h"
 
@@ -129,8 +130,8 @@ struct fs_conf {
 
 /* Where auto-detection looks; NULL members select the real system. */
 struct fs_conf_env {
-	const char *sysfs_root;	  /* NULL: "/sys" (device resolution) */
-	const char *meminfo_path; /* NULL: "/proc/meminfo" (memory = auto) */
+	const char *sysfs_root;	 /* NULL: FS_DEFAULT_SYSFS_ROOT (device resolution) */
+	const char *procfs_root; /* NULL: FS_DEFAULT_PROCFS_ROOT (meminfo for memory = auto) */
 	long ncpus_fallback;	  /* <= 0: sysconf(_SC_NPROCESSORS_ONLN), used when
 				     <cgroup_root>/cpuset.cpus.effective is unreadable */
 };

@@ -85,7 +85,7 @@ static int single_slave(const char *dir, char *name, size_t len, int *count)
 int fs_conf_resolve_disk(const char *sysfs_root, const char *device, struct fs_devnum *out,
 			 char *err, size_t errlen)
 {
-	const char *sys = sysfs_root ? sysfs_root : "/sys";
+	const char *sys = sysfs_root ? sysfs_root : FS_DEFAULT_SYSFS_ROOT;
 	struct fs_devnum dev;
 	unsigned maj, min;
 	int n = 0;

@@ -37,6 +37,9 @@ static void usage(FILE *f)
 	    "                       one line per tenant per period). Also $FAIRSHARED_LOG_LEVEL\n"
 	    "  -h, --help           this text\n"
 	    "  -V, --version        the version\n"
+	    "      --sysfs-root DIR, --procfs-root DIR\n"
+	    "                       read sysfs/procfs there instead of " FS_DEFAULT_SYSFS_ROOT " and\n"
+	    "                       " FS_DEFAULT_PROCFS_ROOT " (for tests over a fake tree)\n"
 	    "\n"
 	    "Signals: SIGHUP reloads the configuration (a bad file is refused and the\n"
 	    "running one kept); SIGTERM/SIGINT stop, restoring the original values when\n"
@@ -49,15 +52,17 @@ static void usage(FILE *f)
 	    "  78  configuration refused (EX_CONFIG); the message is file:line: reason\n");
 }
 
-static int release(const char *path)
+static int release(const struct fsd_options *o)
 {
 	struct fs_conf *c = NULL;
+	struct fs_conf_env env;
 	char err[1024];
-	const char *state_dir = "/run/fairshare", *root = "/sys/fs/cgroup";
+	const char *state_dir = FS_DEFAULT_RUN_DIR, *root = FS_DEFAULT_CGROUP_ROOT;
 	int r;
 
 	/* A broken config must not block the cleanup after a crash. */
-	r = fs_conf_load(path, NULL, &c, err, sizeof(err));
+	fsd_conf_env(o, &env);
+	r = fs_conf_load(o->config_path, &env, &c, err, sizeof(err));
 	if (r < 0)
 		fsd_warn("%s; releasing with the defaults (state %s, cgroups %s)", err, state_dir,
 			 root);
@@ -105,12 +110,15 @@ int main(int argc, char **argv)
 	    {"log-level", required_argument, NULL, 'l'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
+	    {"sysfs-root", required_argument, NULL, 'S'},
+	    {"procfs-root", required_argument, NULL, 'P'},
 	    {0},
 	};
 	struct fsd_options o = {.config_path = FS_CONF_DEFAULT_PATH};
 	const char *level = getenv("FAIRSHARED_LOG_LEVEL");
 	bool do_release = false;
 	struct fs_conf *conf = NULL;
+	struct fs_conf_env env;
 	struct fsd_daemon *d = NULL;
 	uint64_t interval;
 	char err[1024];
@@ -136,6 +144,12 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return FSD_EXIT_OK;
+		case 'S':
+			o.sysfs_root = optarg;
+			break;
+		case 'P':
+			o.procfs_root = optarg;
+			break;
 		case 'V':
 			printf("fairshared %s\n", FAIRSHARE_VERSION);
 			return FSD_EXIT_OK;
@@ -157,9 +171,10 @@ int main(int argc, char **argv)
 	fsd_log_setup(prio, fsd_log_stderr_is_journal());
 
 	if (do_release)
-		return release(o.config_path);
+		return release(&o);
 
-	r = fs_conf_load(o.config_path, NULL, &conf, err, sizeof(err));
+	fsd_conf_env(&o, &env);
+	r = fs_conf_load(o.config_path, &env, &conf, err, sizeof(err));
 	if (r < 0) {
 		fsd_err("%s", err);
 		return FSD_EXIT_CONFIG;

@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 #include <time.h>
 
+#include "adapt.h"
 #include "control_cmds.h"
 #include "io_weight.h"
 #include "log.h"
@@ -25,6 +26,7 @@ _Static_assert(PLAN_MAX == FS_LIMIT_MAX, "plan and writer spell \"max\" the same
 
 struct fsd_daemon {
 	struct fsd_options opt;
+	struct fs_paths paths; /* cgroup root from the config, sysfs and procfs from opt */
 	struct fs_conf *conf;
 	struct plan_config pcfg;
 	struct est_config ecfg;
@@ -52,15 +54,32 @@ struct fsd_daemon {
 	struct fsd_period_cost cost; /* of the last period */
 };
 
-void fsd_plan_config_from_conf(const struct fs_conf *c, struct plan_config *pc)
+void fsd_paths(const struct fsd_options *o, const struct fs_conf *c, struct fs_paths *p)
 {
-	plan_config_default(pc);
-	pc->rule = c->agent.policy == FS_CONF_POLICY_NJC ? FS_RULE_NJC : FS_RULE_PSDSF;
-	pc->enforce = c->agent.enforce;
-	pc->res = c->res;
+	fs_paths_default(p);
+	snprintf(p->cgroup_root, sizeof(p->cgroup_root), "%s", c->agent.cgroup_root);
+	if (o->sysfs_root)
+		snprintf(p->sysfs_root, sizeof(p->sysfs_root), "%s", o->sysfs_root);
+	if (o->procfs_root)
+		snprintf(p->procfs_root, sizeof(p->procfs_root), "%s", o->procfs_root);
+}
+
+void fsd_conf_env(const struct fsd_options *o, struct fs_conf_env *env)
+{
+	*env = (struct fs_conf_env){.sysfs_root = o->sysfs_root, .procfs_root = o->procfs_root};
+}
+
+/* The planner's settings for c, with the host probe of which disks honour
+ * io.weight (the one part that reads sysfs). */
+static void plan_config_for(const struct fsd_daemon *d, const struct fs_conf *c,
+			    struct plan_config *pc)
+{
+	bool works[FS_MAX_DISKS] = {false};
+
 	for (size_t k = 0; k < c->n_disks && k < FS_MAX_DISKS; k++)
-		pc->io_weight_works[k] =
-		    fsd_io_weight_effective(NULL, c->agent.cgroup_root, c->disks[k].dev);
+		works[k] = fsd_io_weight_effective(d->paths.sysfs_root, c->agent.cgroup_root,
+						   c->disks[k].dev);
+	fsd_plan_config(c, works, pc);
 }
 
 /* Per-tenant arrays for conf; estimator states carried over by name. */
@@ -187,10 +206,11 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 		return -ENOMEM;
 	}
 	d->opt = *o;
+	fsd_paths(o, conf, &d->paths);
 	d->ops = &fs_sampler_cgroupfs;
 	d->pub.dry_run = o->dry_run;
-	est_config_default(&d->ecfg);
-	fsd_plan_config_from_conf(conf, &d->pcfg);
+	plan_config_for(d, conf, &d->pcfg);
+	fsd_est_config(conf, &d->ecfg);
 	r = tenants_alloc(d, conf);
 	d->conf = conf;
 	if (r < 0)
@@ -249,86 +269,28 @@ void fsd_daemon_free(struct fsd_daemon *d)
 	free(d);
 }
 
-static const struct plan_tenant *prev_plan_tenant(const struct fsd_daemon *d, const char *name)
+/* Tenant i's previous plan: the same index while the tenant list is
+ * unchanged, so the period stays linear in tenants; a search after a reload. */
+static const struct plan_tenant *prev_plan_tenant(const struct fsd_daemon *d, size_t i)
 {
-	for (size_t i = 0; d->have_plan && i < d->plan.n_tenants; i++)
-		if (!strcmp(d->plan.t[i].name, name))
-			return &d->plan.t[i];
+	const char *name = d->conf->tenants[i].name;
+
+	if (!d->have_plan)
+		return NULL;
+	if (i < d->plan.n_tenants && !strcmp(d->plan.t[i].name, name))
+		return &d->plan.t[i];
+	for (size_t j = 0; j < d->plan.n_tenants; j++)
+		if (!strcmp(d->plan.t[j].name, name))
+			return &d->plan.t[j];
 	return NULL;
-}
-
-static double nan0(double v)
-{
-	return isnan(v) ? 0 : v;
-}
-
-/* What sample s says was used of resource r (0 when unknown). */
-static double usage_of(const struct plan_config *pc, const struct fs_tenant_sample *s, size_t r)
-{
-	const struct fs_io_sample *io = NULL;
-
-	if (pc->res.disk[r] >= 0 && pc->res.disk[r] < FS_MAX_DISKS)
-		io = &s->io[pc->res.disk[r]];
-	switch (pc->res.kind[r]) {
-	case FS_RES_CPU:
-		return nan0(s->cpu_cores);
-	case FS_RES_MEMORY:
-		return nan0(s->mem_current);
-	case FS_RES_IO_RBPS:
-		return io ? nan0(io->rbps) : 0;
-	case FS_RES_IO_WBPS:
-		return io ? nan0(io->wbps) : 0;
-	case FS_RES_IO_RIOPS:
-		return io ? nan0(io->riops) : 0;
-	case FS_RES_IO_WIOPS:
-		return io ? nan0(io->wiops) : 0;
-	case FS_RES_NET:
-		return nan0(s->net_rx_bps) + nan0(s->net_tx_bps);
-	}
-	return 0;
-}
-
-/* The sampler's view of tenant i as the estimator's plain sample; busy[r]:
- * the tenants together use >= the planner's busy share of io resource r. */
-static void to_est_sample(const struct fsd_daemon *d, size_t i, const bool *busy,
-			  struct est_sample *es)
-{
-	const struct fs_tenant_sample *s = &d->samples[i];
-	const struct plan_config *pc = &d->pcfg;
-	const struct plan_tenant *prev = prev_plan_tenant(d, d->conf->tenants[i].name);
-
-	est_sample_init(es);
-	for (size_t r = 0; r < pc->res.n; r++) {
-		es->usage[r] = usage_of(pc, s, r);
-		es->contended[r] = busy[r];
-		/* io.max in force = what we wrote last period */
-		if (fs_res_is_io(pc->res.kind[r]) && prev && prev->write && !d->opt.dry_run &&
-		    prev->io[r] != PLAN_MAX)
-			es->limit[r] = (double)prev->io[r];
-	}
-	es->cpu_throttled_delta = s->cpu_nr_throttled;
-	es->mem_high_events_delta = s->mem_ev_high;
-	es->psi_cpu = s->psi_cpu.some_avg10;
-	es->psi_mem = s->psi_mem.some_avg10;
-	es->psi_io = s->psi_io.some_avg10;
-	es->cpu_wait = s->cpu_runq_wait_preempted;
 }
 
 static void estimate_all(struct fsd_daemon *d)
 {
-	const struct fs_resources *res = &d->pcfg.res;
 	bool busy[FS_MAX_RES] = {false};
-	double use[FS_MAX_RES] = {0};
 	struct est_sample es;
 
-	for (size_t i = 0; i < d->n; i++) {
-		if (!d->samples[i].present || d->samples[i].reset)
-			continue;
-		for (size_t r = 0; r < res->n; r++)
-			use[r] += usage_of(&d->pcfg, &d->samples[i], r);
-	}
-	for (size_t r = 0; r < res->n; r++)
-		busy[r] = fs_res_is_io(res->kind[r]) && use[r] >= d->pcfg.busy * res->capacity[r];
+	fsd_busy(&d->pcfg.res, d->pcfg.busy, d->n, d->samples, busy);
 	for (size_t i = 0; i < d->n; i++) {
 		const struct fs_tenant_sample *s = &d->samples[i];
 		const struct fs_conf_tenant *ct = &d->conf->tenants[i];
@@ -342,56 +304,13 @@ static void estimate_all(struct fsd_daemon *d)
 			 * estimate; without one the tenant waits a period. */
 			p->present = d->est[i].initialized;
 		} else {
-			to_est_sample(d, i, busy, &es);
+			fsd_est_sample(&d->pcfg.res, s, busy, prev_plan_tenant(d, i),
+				       !d->opt.dry_run && !d->released, &es);
 			est_update(&d->pcfg.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
 				   &d->est[i], &es, &d->est[i]);
 			memcpy(p->usage, es.usage, sizeof(p->usage));
 		}
 		memcpy(p->demand, d->est[i].demand, sizeof(p->demand));
-	}
-}
-
-static void to_limits(const struct fsd_daemon *d, const struct plan_tenant *t, struct fs_limits *l)
-{
-	const struct fs_conf *c = d->conf;
-
-	memset(l, 0, sizeof(*l));
-	l->set = FS_LIM_CPU_MAX | FS_LIM_CPU_WEIGHT | FS_LIM_MEM_HIGH | FS_LIM_MEM_MAX |
-		 FS_LIM_IO_WEIGHT;
-	l->cpu_quota_us = t->cpu_quota_usec;
-	l->cpu_period_us = t->cpu_period_usec;
-	l->cpu_weight = (unsigned)t->cpu_weight;
-	l->io_weight = (unsigned)t->io_weight;
-	l->mem_high = t->mem_high;
-	l->mem_max = t->mem_max;
-	if (!c->n_disks)
-		return;
-	l->set |= FS_LIM_IO_MAX;
-	l->n_io = c->n_disks;
-	for (size_t k = 0; k < c->n_disks; k++)
-		l->io[k] = (struct fs_io_limit){c->disks[k].dev, FS_LIMIT_MAX, FS_LIMIT_MAX,
-						FS_LIMIT_MAX, FS_LIMIT_MAX};
-	for (size_t r = 0; r < d->pcfg.res.n; r++) {
-		int k = d->pcfg.res.disk[r];
-
-		if (k < 0 || (size_t)k >= c->n_disks)
-			continue;
-		switch (d->pcfg.res.kind[r]) {
-		case FS_RES_IO_RBPS:
-			l->io[k].rbps = t->io[r];
-			break;
-		case FS_RES_IO_WBPS:
-			l->io[k].wbps = t->io[r];
-			break;
-		case FS_RES_IO_RIOPS:
-			l->io[k].riops = t->io[r];
-			break;
-		case FS_RES_IO_WIOPS:
-			l->io[k].wiops = t->io[r];
-			break;
-		default:
-			break;
-		}
 	}
 }
 
@@ -409,7 +328,7 @@ static void apply(struct fsd_daemon *d, const struct plan *pl, uint64_t now_us)
 
 		if (!t->write)
 			continue;
-		to_limits(d, t, &lim);
+		fsd_limits(&d->pcfg.res, t, &lim);
 		r = fs_writer_apply(d->writer, cg, &lim, now_us, &res);
 		d->pub.written += res.written;
 		d->pub.failed += res.failed;
@@ -664,6 +583,8 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 {
 	struct fs_conf *nc = NULL, *old = d->conf;
 	struct plan_config pc;
+	struct est_config ec;
+	struct fs_conf_env env;
 	void *sampler = NULL;
 	const struct fs_sampler_ops *ops = d->ops;
 	const char **cgroups = NULL;
@@ -673,12 +594,14 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading %s",
 		   (unsigned long long)now_us, d->opt.config_path);
-	r = fs_conf_load(d->opt.config_path, NULL, &nc, err, sizeof(err));
+	fsd_conf_env(&d->opt, &env);
+	r = fs_conf_load(d->opt.config_path, &env, &nc, err, sizeof(err));
 	if (r < 0) {
 		fsd_err("reload refused, keeping the running config: %s", err);
 		goto out;
 	}
-	fsd_plan_config_from_conf(nc, &pc);
+	plan_config_for(d, nc, &pc);
+	fsd_est_config(nc, &ec);
 	what = restart_only(old, nc);
 	if (what) {
 		fsd_err("reload refused, keeping the running config: %s: changing %s needs a "
@@ -731,6 +654,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	sampler = NULL;
 	d->ops->sample(d->sampler, now_us, d->samples); /* new baseline */
 	d->pcfg = pc;
+	d->ecfg = ec;
 	d->pub.pcfg = pc;
 	d->conf = nc;
 	nc = old;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "agent_conf.h"
+#include "paths.h"
 #include "estimate.h"
 #include "plan.h"
 
@@ -30,7 +31,16 @@ struct fsd_options {
 	bool dry_run; /* compute and log, never write a cgroup file */
 	bool once;    /* baseline, one period, print the plan, exit */
 	FILE *out;    /* where --once prints; NULL = stdout */
+	/* The host's sysfs and procfs; NULL = the real ones. Tests point them
+	 * at fake trees (--sysfs-root, --procfs-root). */
+	const char *sysfs_root, *procfs_root;
 };
+
+/* The host paths of a daemon: the config's cgroup root, o's sysfs and procfs. */
+void fsd_paths(const struct fsd_options *o, const struct fs_conf *c, struct fs_paths *p);
+
+/* The config environment of o: where cpu/memory = auto and disk names resolve. */
+void fsd_conf_env(const struct fsd_options *o, struct fs_conf_env *env);
 
 /* The latest per-tenant state, served by the control socket and metrics. */
 struct fsd_tenant_pub {

@@ -143,11 +143,16 @@ static uint64_t page_up(uint64_t v)
 	return (v + PLAN_PAGE - 1) / PLAN_PAGE * PLAN_PAGE;
 }
 
-static const struct plan_tenant *find_prev(const struct plan *prev, const char *name)
+/* Tenant i of the previous plan under the same name: the same index while the
+ * tenant list is unchanged (every period but the first after a reload), so
+ * a period stays linear in tenants; a search only after a reload. */
+static const struct plan_tenant *find_prev(const struct plan *prev, size_t i, const char *name)
 {
 	if (!prev || !name)
 		return NULL;
-	for (size_t i = 0; i < prev->n_tenants; i++)
+	if (i < prev->n_tenants && !strcmp(prev->t[i].name, name))
+		return &prev->t[i];
+	for (i = 0; i < prev->n_tenants; i++)
 		if (!strcmp(prev->t[i].name, name))
 			return &prev->t[i];
 	return NULL;
@@ -478,7 +483,7 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 		struct plan_tenant *t = &out->t[i];
 
 		set_limits(cfg, &in[i], out, leftover, wsum > 0 ? wsum : 1, t);
-		const struct plan_tenant *pt = find_prev(prev, t->name);
+		const struct plan_tenant *pt = find_prev(prev, i, t->name);
 
 		set_cpu_io(cfg, &in[i], out->mode, prev && prev->mode == out->mode ? pt : NULL, t);
 		set_memory(cfg, &in[i], pt, t);

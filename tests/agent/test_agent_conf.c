@@ -24,7 +24,7 @@ struct fx {
 	char path[512];	  /* the config file */
 	char cgroot[512]; /* fake cgroup root */
 	char sys[512];	  /* fake sysfs */
-	char meminfo[512];
+	char procfs[512];
 	struct fs_conf_env env;
 	char err[1024];
 };
@@ -67,12 +67,12 @@ static int setup(void **state)
 	snprintf(f->path, sizeof(f->path), "%s/fairshare.conf", f->dir);
 	snprintf(f->cgroot, sizeof(f->cgroot), "%s/cg", f->dir);
 	snprintf(f->sys, sizeof(f->sys), "%s/sys", f->dir);
-	snprintf(f->meminfo, sizeof(f->meminfo), "%s/meminfo", f->dir);
+	snprintf(f->procfs, sizeof(f->procfs), "%s/proc", f->dir);
 	at_write(f->dir, "cg/cpuset.cpus.effective", "0-3\n");
-	at_write(f->dir, "meminfo", "MemTotal:        8000000 kB\nMemFree:  100 kB\n");
+	at_write(f->dir, "proc/meminfo", "MemTotal:        8000000 kB\nMemFree:  100 kB\n");
 	fake_sysfs(f);
 	f->env.sysfs_root = f->sys;
-	f->env.meminfo_path = f->meminfo;
+	f->env.procfs_root = f->procfs;
 	f->env.ncpus_fallback = 3;
 	*state = f;
 	return 0;
@@ -293,7 +293,7 @@ static void test_resolve_disk(void **state)
 	assert_int_equal(strncmp(err, "no block device 8:0", 19), 0);
 	assert_int_equal(fs_conf_resolve_disk(f->sys, "sda", &d, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "'sda' is neither a device path nor MAJ:MIN");
-	assert_int_equal(fs_conf_resolve_disk(f->sys, f->meminfo, &d, err, sizeof(err)), -ENOTBLK);
+	assert_int_equal(fs_conf_resolve_disk(f->sys, f->procfs, &d, err, sizeof(err)), -ENOTBLK);
 }
 
 static void test_cgroup_paths(void **state)

@@ -39,7 +39,8 @@
 
 struct fixture {
 	char *dir;
-	char disk[32]; /* "MAJ:MIN" of a whole disk of this host, "" if none */
+	char disk[32]; /* "MAJ:MIN" of the fake sysfs's disk */
+	char sysroot[600];
 	char cg[512], conf[512], state[512], notify[512], log[512], out[512];
 	int notify_fd;
 };
@@ -80,25 +81,17 @@ static void fake_cgroup(const char *root, const char *name)
 	}
 }
 
-/* io.NAME needs a real whole disk (the config resolves it in /sys). */
-static void find_disk(struct fixture *f)
+/* io.NAME resolves its disk in sysfs: a fake one (fairshared --sysfs-root),
+ * so the test does not depend on the host's disks. */
+static void fake_disk(struct fixture *f)
 {
-	static const char *const names[] = {"vda", "sda", "nvme0n1", "xvda", "loop0"};
-	char path[128];
+	char sys[600];
 
-	f->disk[0] = '\0';
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !f->disk[0]; i++) {
-		FILE *fp;
-
-		snprintf(path, sizeof(path), "/sys/block/%s/dev", names[i]);
-		fp = fopen(path, "r");
-		if (!fp)
-			continue;
-		if (!fgets(f->disk, sizeof(f->disk), fp))
-			f->disk[0] = '\0';
-		f->disk[strcspn(f->disk, "\n")] = '\0';
-		fclose(fp);
-	}
+	snprintf(sys, sizeof(sys), "%s/sys", f->dir);
+	at_write(sys, "devices/virtual/block/vda/dev", "254:0\n");
+	at_write(sys, "devices/virtual/block/vda/queue/scheduler", "[mq-deadline] none\n");
+	at_symlink(sys, "dev/block/254:0", "../../devices/virtual/block/vda");
+	snprintf(f->disk, sizeof(f->disk), "254:0");
 }
 
 static void write_conf(struct fixture *f, const char *extra_agent, const char *b_demand)
@@ -146,7 +139,8 @@ static int setup(void **state)
 	snprintf(f->notify, sizeof(f->notify), "%s/notify", f->dir);
 	snprintf(f->log, sizeof(f->log), "%s/daemon.log", f->dir);
 	snprintf(f->out, sizeof(f->out), "%s/daemon.out", f->dir);
-	find_disk(f);
+	fake_disk(f);
+	snprintf(f->sysroot, sizeof(f->sysroot), "%s/sys", f->dir);
 	at_mkdir(f->dir, "cg");
 	for (size_t i = 0; i < 2; i++)
 		fake_cgroup(f->cg, tenants[i]);
@@ -174,11 +168,11 @@ static int teardown(void **state)
 
 static pid_t spawn(struct fixture *f, const char *const *args)
 {
-	const char *argv[12] = {FAIRSHARED_PATH, "--config", f->conf};
-	size_t n = 3;
+	const char *argv[14] = {FAIRSHARED_PATH, "--config", f->conf, "--sysfs-root", f->sysroot};
+	size_t n = 5;
 	pid_t pid;
 
-	for (; *args && n < 11; args++)
+	for (; *args && n < 13; args++)
 		argv[n++] = *args;
 	argv[n] = NULL;
 	pid = fork();

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/* The adapters between the stages of a period (see adapt.h). Pure. */
+#include "adapt.h"
+
+#include <math.h>
+#include <string.h>
+
+static double interval_s(const struct fs_conf *c)
+{
+	return (double)c->agent.interval_us / 1e6;
+}
+
+void fsd_est_config(const struct fs_conf *c, struct est_config *ec)
+{
+	double t = interval_s(c);
+
+	est_config_default(ec);
+	ec->probe_step = pow(FSD_PROBE_STEP_PER_S, t);
+	ec->decay = pow(FSD_DECAY_PER_S, t);
+}
+
+void fsd_plan_config(const struct fs_conf *c, const bool *io_weight_works,
+		     struct plan_config *pc)
+{
+	double t = interval_s(c);
+
+	plan_config_default(pc);
+	pc->rule = c->agent.policy == FS_CONF_POLICY_NJC ? FS_RULE_NJC : FS_RULE_PSDSF;
+	pc->enforce = c->agent.enforce;
+	pc->res = c->res;
+	pc->mem_step_down = 1.0 - pow(1.0 - FSD_MEM_STEP_DOWN_PER_S, t);
+	pc->mode_hold = (unsigned)ceil(FSD_MODE_HOLD_S / t - 1e-9);
+	if (pc->mode_hold < 1)
+		pc->mode_hold = 1;
+	for (size_t k = 0; io_weight_works && k < c->n_disks && k < FS_MAX_DISKS; k++)
+		pc->io_weight_works[k] = io_weight_works[k];
+}
+
+static double nan0(double v)
+{
+	return isnan(v) ? 0 : v;
+}
+
+double fsd_usage(const struct fs_resources *res, const struct fs_tenant_sample *s, size_t r)
+{
+	const struct fs_io_sample *io = NULL;
+
+	if (res->disk[r] >= 0 && res->disk[r] < FS_MAX_DISKS)
+		io = &s->io[res->disk[r]];
+	switch (res->kind[r]) {
+	case FS_RES_CPU:
+		return nan0(s->cpu_cores);
+	case FS_RES_MEMORY:
+		return nan0(s->mem_current);
+	case FS_RES_IO_RBPS:
+		return io ? nan0(io->rbps) : 0;
+	case FS_RES_IO_WBPS:
+		return io ? nan0(io->wbps) : 0;
+	case FS_RES_IO_RIOPS:
+		return io ? nan0(io->riops) : 0;
+	case FS_RES_IO_WIOPS:
+		return io ? nan0(io->wiops) : 0;
+	case FS_RES_NET:
+		return nan0(s->net_rx_bps) + nan0(s->net_tx_bps);
+	}
+	return 0;
+}
+
+void fsd_busy(const struct fs_resources *res, double busy_share, size_t n,
+	      const struct fs_tenant_sample *samples, bool *busy)
+{
+	double use[FS_MAX_RES] = {0};
+
+	for (size_t i = 0; i < n; i++) {
+		if (!samples[i].present || samples[i].reset)
+			continue;
+		for (size_t r = 0; r < res->n; r++)
+			use[r] += fsd_usage(res, &samples[i], r);
+	}
+	for (size_t r = 0; r < res->n; r++)
+		busy[r] = fs_res_is_io(res->kind[r]) && use[r] >= busy_share * res->capacity[r];
+}
+
+void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sample *s,
+		    const bool *busy, const struct plan_tenant *prev, bool limits_written,
+		    struct est_sample *es)
+{
+	est_sample_init(es);
+	for (size_t r = 0; r < res->n; r++) {
+		es->usage[r] = fsd_usage(res, s, r);
+		es->contended[r] = busy[r];
+		/* io.max in force = what we wrote last period */
+		if (fs_res_is_io(res->kind[r]) && prev && prev->write && limits_written &&
+		    prev->io[r] != PLAN_MAX)
+			es->limit[r] = (double)prev->io[r];
+	}
+	es->cpu_throttled_delta = s->cpu_nr_throttled;
+	es->mem_high_events_delta = s->mem_ev_high;
+	es->psi_cpu = s->psi_cpu.some_avg10;
+	es->psi_mem = s->psi_mem.some_avg10;
+	es->psi_io = s->psi_io.some_avg10;
+	es->cpu_wait = s->cpu_runq_wait_preempted;
+}
+
+void fsd_limits(const struct fs_resources *res, const struct plan_tenant *t,
+		struct fs_limits *l)
+{
+	size_t n_disks = fs_resources_disks(res);
+
+	memset(l, 0, sizeof(*l));
+	l->set = FS_LIM_CPU_MAX | FS_LIM_CPU_WEIGHT | FS_LIM_MEM_HIGH | FS_LIM_MEM_MAX |
+		 FS_LIM_IO_WEIGHT;
+	l->cpu_quota_us = t->cpu_quota_usec;
+	l->cpu_period_us = t->cpu_period_usec;
+	l->cpu_weight = (unsigned)t->cpu_weight;
+	l->io_weight = (unsigned)t->io_weight;
+	l->mem_high = t->mem_high;
+	l->mem_max = t->mem_max;
+	if (!n_disks)
+		return;
+	l->set |= FS_LIM_IO_MAX;
+	l->n_io = n_disks;
+	for (size_t k = 0; k < n_disks; k++)
+		l->io[k] = (struct fs_io_limit){{0, 0}, PLAN_MAX, PLAN_MAX, PLAN_MAX, PLAN_MAX};
+	for (size_t r = 0; r < res->n; r++) {
+		int k = res->disk[r];
+
+		if (k < 0 || (size_t)k >= n_disks)
+			continue;
+		l->io[k].dev = res->dev[r];
+		switch (res->kind[r]) {
+		case FS_RES_IO_RBPS:
+			l->io[k].rbps = t->io[r];
+			break;
+		case FS_RES_IO_WBPS:
+			l->io[k].wbps = t->io[r];
+			break;
+		case FS_RES_IO_RIOPS:
+			l->io[k].riops = t->io[r];
+			break;
+		case FS_RES_IO_WIOPS:
+			l->io[k].wiops = t->io[r];
+			break;
+		default:
+			break;
+		}
+	}
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The adapters between the stages of a period: pure functions from one
+ * stage's plain structs to the next one's (no I/O, no globals), so each
+ * mapping is tested alone (tests/agent/test_adapt.c):
+ *
+ *   config  -> estimator and planner settings   fsd_est_config, fsd_plan_config
+ *   samples -> estimator input                   fsd_busy, fsd_est_sample
+ *   plan    -> the writer's file values          fsd_limits
+ *
+ * Time: the estimator and the planner count in periods (they are pure
+ * functions of one period). Their rates are defined per second here and
+ * scaled to the configured interval, so `interval = 250ms` and
+ * `interval = 2s` probe, decay, step memory down and hold a mode for the
+ * same time in seconds. At interval = 1 s the per-period values are the
+ * estimator's and planner's defaults.
+ */
+#ifndef FAIRSHARE_AGENT_ADAPT_H
+#define FAIRSHARE_AGENT_ADAPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent_conf.h"
+#include "estimate.h"
+#include "plan.h"
+#include "sample.h"
+#include "writer.h"
+
+/* Per second, scaled to the interval by fsd_est_config / fsd_plan_config. */
+#define FSD_PROBE_STEP_PER_S	  1.5  /* growth of a held resource's probe factor */
+#define FSD_DECAY_PER_S		  0.5  /* share of an estimate's excess kept after 1 s */
+#define FSD_MEM_STEP_DOWN_PER_S	  0.25 /* most memory.max falls in 1 s */
+#define FSD_MODE_HOLD_S		  5.0  /* calm seconds before weights -> limits */
+
+/* The estimator's settings for c (defaults, rates scaled to the interval). */
+void fsd_est_config(const struct fs_conf *c, struct est_config *ec);
+
+/*
+ * The planner's settings for c: resources, rule, enforce mode, defaults with
+ * rates scaled to the interval. io_weight_works[k]: disk k honours io.weight
+ * (a host probe, agent/sys/io_weight.h); NULL = no disk does.
+ */
+void fsd_plan_config(const struct fs_conf *c, const bool *io_weight_works,
+		     struct plan_config *pc);
+
+/* What sample s says was used of resource r, in its unit (0 when unknown). */
+double fsd_usage(const struct fs_resources *res, const struct fs_tenant_sample *s, size_t r);
+
+/*
+ * busy[r] for every resource: an io resource that the tenants together use
+ * at or above busy_share of its capacity (contended: the disk serves whoever
+ * queues deepest). Tenants absent or on a new baseline do not count.
+ */
+void fsd_busy(const struct fs_resources *res, double busy_share, size_t n,
+	      const struct fs_tenant_sample *samples, bool *busy);
+
+/*
+ * The estimator's input for one tenant. prev: the tenant's previous plan
+ * (NULL: none); limits_written: that plan's io.max values are in force (not
+ * dry-run, not released), so the estimator can tell "at its limit".
+ */
+void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sample *s,
+		    const bool *busy, const struct plan_tenant *prev, bool limits_written,
+		    struct est_sample *es);
+
+/* The writer's values for one planned tenant: every file the planner sets,
+ * one io.max line per disk of res. */
+void fsd_limits(const struct fs_resources *res, const struct plan_tenant *t,
+		struct fs_limits *l);
+
+#endif /* FAIRSHARE_AGENT_ADAPT_H */
