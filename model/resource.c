@@ -70,6 +70,33 @@ size_t fs_resources_disks(const struct fs_resources *res)
 	return n;
 }
 
+const char *fs_res_kind_name(enum fs_res_kind k)
+{
+	static const char *const name[] = {
+	    [FS_RES_CPU] = "cpu",	    [FS_RES_MEMORY] = "memory",
+	    [FS_RES_IO_RBPS] = "io-rbps",   [FS_RES_IO_WBPS] = "io-wbps",
+	    [FS_RES_IO_RIOPS] = "io-riops", [FS_RES_IO_WIOPS] = "io-wiops",
+	    [FS_RES_NET] = "net",
+	};
+
+	return (unsigned)k <= FS_RES_NET ? name[k] : "net";
+}
+
+const char *fs_res_unit(enum fs_res_kind k)
+{
+	switch (k) {
+	case FS_RES_CPU:
+		return "cores";
+	case FS_RES_MEMORY:
+		return "bytes";
+	case FS_RES_IO_RIOPS:
+	case FS_RES_IO_WIOPS:
+		return "ops/s";
+	default:
+		return "bytes/s";
+	}
+}
+
 void fs_res_fmt_amount(enum fs_res_kind k, double v, char *buf, size_t len)
 {
 	if (!isfinite(v))

@@ -74,10 +74,10 @@ const char *fs_res_io_key(enum fs_res_kind k);
 struct fs_resources {
 	size_t n;
 	enum fs_res_kind kind[FS_MAX_RES];
-	double capacity[FS_MAX_RES];	      /* > 0, unit by kind */
+	double capacity[FS_MAX_RES];		/* > 0, unit by kind */
 	char name[FS_MAX_RES][FS_RES_NAME_MAX]; /* "cpu", "memory", "io.disk0.rbps", "net" */
-	int disk[FS_MAX_RES];		      /* io: disk index (one io.max line), else -1 */
-	struct fs_devnum dev[FS_MAX_RES];     /* io: the disk; else 0:0 */
+	int disk[FS_MAX_RES];			/* io: disk index (one io.max line), else -1 */
+	struct fs_devnum dev[FS_MAX_RES];	/* io: the disk; else 0:0 */
 };
 
 /*
@@ -93,6 +93,12 @@ int fs_resources_find(const struct fs_resources *res, enum fs_res_kind kind);
 int fs_resources_find_name(const struct fs_resources *res, const char *name);
 /* Number of disks: 1 + the largest disk index of an io resource. */
 size_t fs_resources_disks(const struct fs_resources *res);
+
+/* "cpu", "memory", "io-rbps", "io-wbps", "io-riops", "io-wiops", "net": the
+ * kind's name in the control protocol and metrics. */
+const char *fs_res_kind_name(enum fs_res_kind k);
+/* "cores", "bytes", "bytes/s", "ops/s". */
+const char *fs_res_unit(enum fs_res_kind k);
 
 /* A compact human amount in the kind's unit ("1.5", "512.0M", "200"); "max"
  * when not finite. */

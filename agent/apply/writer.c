@@ -14,33 +14,62 @@
 #include "writer.h"
 #include "writer_state.h"
 
-#define VALUE_MAX 192
+/* Directories of tenants waiting for the state save kept open between the
+ * phases of one apply; beyond this they are reopened (RLIMIT_NOFILE). */
+#define WR_OPEN_MAX 64
+#define MAX_ITEMS   FS_CGF_SLOTS
+
+/* One (file, disk) of a tenant. */
+struct wr_slot {
+	struct wr_entry *e;	/* its saved original, NULL until recorded */
+	uint64_t missing_until; /* the file did not exist: not read again before */
+};
+
+struct wr_tenant {
+	char *cgroup;
+	int path_err; /* fs_cgfs_check_path(cgroup) */
+	bool refused_logged;
+	bool checked;	     /* opened since set_tenants / recheck / gone */
+	uint64_t checked_us; /* when it was last opened */
+	uint64_t ino;	     /* its directory's inode then */
+	struct wr_slot slot[FS_CGF_SLOTS];
+};
+
+/* A tenant waiting for the state save (phase 3). */
+struct wr_pending {
+	size_t i;  /* index in the apply's arrays */
+	int dirfd; /* -1: reopen */
+};
 
 struct fs_writer {
 	char *cgroup_root;
 	char *state_dir;
 	struct fs_cgroupfs cg;
-	size_t n_allowed;
-	char **allowed;
+	size_t n_tenants;
+	struct wr_tenant *tenants;
 	struct wr_table t;
 	fs_log_fn log;
 	void *log_ctx;
 	fs_write_fn write_fn;
 	void *write_ctx;
-	uint64_t mem_margin, reprobe_us, log_interval_us;
+	uint64_t mem_margin, reprobe_us, log_interval_us, recheck_us;
 	unsigned einval_limit;
 	struct fs_buf buf;
 	bool missing_logged; /* rate limit of "cannot read original" */
 	uint64_t missing_log_us;
 	int lock_fd; /* flock'ed STATE_DIR/writer.lock */
+	struct wr_pending *pend;
+	size_t pend_cap;
 };
 
 /* One file to write in this round. */
 struct item {
-	char key[48];
-	char value[VALUE_MAX];
+	enum fs_cgfile file;
+	struct fs_devnum dev; /* io.max: the disk */
+	struct wr_slot *slot;
 	struct wr_entry *e;
-	int rank; /* write order, see order_items() */
+	int rank; /* write order, fs_cgfile_rank() */
+	char value[FS_CGF_VALUE_MAX];
 };
 
 static int default_write(void *ctx, int dirfd, const char *file, const char *value)
@@ -49,33 +78,34 @@ static int default_write(void *ctx, int dirfd, const char *file, const char *val
 	return fs_cgfs_write_at(dirfd, file, value);
 }
 
-static void free_allowed(struct fs_writer *w)
+static void free_tenants(struct wr_tenant *t, size_t n)
 {
-	for (size_t i = 0; i < w->n_allowed; i++)
-		free(w->allowed[i]);
-	free(w->allowed);
-	w->allowed = NULL;
-	w->n_allowed = 0;
+	for (size_t i = 0; i < n; i++)
+		free(t[i].cgroup);
+	free(t);
 }
 
 int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgroups)
 {
-	char **a = calloc(n ? n : 1, sizeof(*a));
+	struct wr_tenant *t = calloc(n ? n : 1, sizeof(*t));
 
-	if (!a)
+	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		a[i] = strdup(cgroups[i]);
-		if (!a[i]) {
-			for (size_t j = 0; j < i; j++)
-				free(a[j]);
-			free(a);
+		t[i].cgroup = strdup(cgroups[i]);
+		if (!t[i].cgroup) {
+			free_tenants(t, i);
 			return -ENOMEM;
 		}
+		t[i].path_err = fs_cgfs_check_path(cgroups[i]);
 	}
-	free_allowed(w);
-	w->allowed = a;
-	w->n_allowed = n;
+	/* The slots of the old list go away: the entries are found again
+	 * through the hash at the next apply of their cgroup. */
+	for (size_t i = 0; i < w->t.n; i++)
+		w->t.e[i]->ref = NULL;
+	free_tenants(w->tenants, w->n_tenants);
+	w->tenants = t;
+	w->n_tenants = n;
 	return 0;
 }
 
@@ -86,9 +116,10 @@ void fs_writer_close(struct fs_writer *w)
 	fs_cgfs_close(&w->cg);
 	if (w->lock_fd >= 0)
 		close(w->lock_fd);
-	free_allowed(w);
 	wr_table_free(&w->t);
+	free_tenants(w->tenants, w->n_tenants);
 	fs_buf_free(&w->buf);
+	free(w->pend);
 	free(w->cgroup_root);
 	free(w->state_dir);
 	free(w);
@@ -143,6 +174,7 @@ int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o)
 	w->einval_limit = o->einval_limit ? o->einval_limit : 3;
 	w->reprobe_us = o->reprobe_us ? o->reprobe_us : 60000000ull;
 	w->log_interval_us = o->log_interval_us ? o->log_interval_us : 60000000ull;
+	w->recheck_us = o->recheck_us ? o->recheck_us : 60000000ull;
 	w->cgroup_root = strdup(o->cgroup_root);
 	w->state_dir = strdup(o->state_dir);
 	if (!w->cgroup_root || !w->state_dir) {
@@ -185,75 +217,21 @@ size_t fs_writer_saved_count(const struct fs_writer *w)
 	return w->t.n;
 }
 
-static bool allowed(const struct fs_writer *w, const char *cgroup)
+void fs_writer_recheck(struct fs_writer *w, size_t tenant)
 {
-	for (size_t i = 0; i < w->n_allowed; i++)
-		if (strcmp(w->allowed[i], cgroup) == 0)
-			return true;
-	return false;
+	if (tenant < w->n_tenants)
+		w->tenants[tenant].checked = false;
 }
 
-/* "max" -> FS_LIMIT_MAX; a leading number otherwise; FS_LIMIT_MAX if unknown. */
-static uint64_t leading_u64(const char *s)
+/* The current value of (file, dev) as fs_cgfile_format() writes it. */
+static int read_current(struct fs_writer *w, int dirfd, enum fs_cgfile f, struct fs_devnum dev,
+			char *out, size_t len)
 {
-	if (!s || strncmp(s, "max", 3) == 0)
-		return FS_LIMIT_MAX;
-	return strtoull(s, NULL, 10);
-}
+	int r = fs_cgfs_read_at(dirfd, fs_cgfiles[f].name, &w->buf);
 
-static void fmt_limit(char *buf, size_t len, uint64_t v)
-{
-	if (v == FS_LIMIT_MAX)
-		snprintf(buf, len, "max");
-	else
-		snprintf(buf, len, "%" PRIu64, v);
-}
-
-static void strip_newline(char *s)
-{
-	size_t n = strlen(s);
-
-	while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
-		s[--n] = '\0';
-}
-
-/*
- * The current value of a key as the file shows it: the whole file (first
- * line of io.weight, which is "default N"), or one disk's io.max line
- * (all-max when the disk has no line). 0 or -errno.
- */
-static int read_current(struct fs_writer *w, int dirfd, const char *key, char *out, size_t len)
-{
-	char file[32];
-	unsigned maj, min;
-	int r;
-
-	wr_key_file(key, file, sizeof(file));
-	r = fs_cgfs_read_at(dirfd, file, &w->buf);
 	if (r < 0)
 		return r;
-	if (sscanf(key, "io.max@%u:%u", &maj, &min) == 2) {
-		char prefix[32];
-		const char *p = w->buf.data;
-		size_t pl = (size_t)snprintf(prefix, sizeof(prefix), "%u:%u ", maj, min);
-
-		snprintf(out, len, "%u:%u rbps=max wbps=max riops=max wiops=max", maj, min);
-		while (p && *p) {
-			if (strncmp(p, prefix, pl) == 0) {
-				size_t n = strcspn(p, "\n");
-
-				snprintf(out, len, "%.*s", (int)n, p);
-				break;
-			}
-			p = strchr(p, '\n');
-			if (p)
-				p++;
-		}
-	} else {
-		snprintf(out, len, "%.*s", (int)strcspn(w->buf.data, "\n"), w->buf.data);
-	}
-	strip_newline(out);
-	return out[0] ? 0 : -ENODATA;
+	return fs_cgfile_current(f, dev, w->buf.data, out, len);
 }
 
 static bool should_log(struct fs_writer *w, struct wr_entry *e, int err, uint64_t now_us)
@@ -268,75 +246,115 @@ static bool should_log(struct fs_writer *w, struct wr_entry *e, int err, uint64_
 	return true;
 }
 
-/*
- * Write order. cpu.max.burst must not exceed the quota, so a falling burst
- * goes first; memory.high goes before memory.max when memory.max falls (the
- * group is reclaimed gently at high before it can hit max) and after it when
- * memory.max rises. Restore uses the same rule.
- */
-static void order_items(struct item *it, size_t n)
+/* Points slot at e (an entry is pointed at by at most one slot). */
+static void attach(struct wr_slot *slot, struct wr_entry *e)
 {
-	bool burst_down = false, max_down = false;
+	if (slot->e == e)
+		return;
+	if (slot->e)
+		slot->e->ref = NULL;
+	if (e->ref)
+		*e->ref = NULL;
+	slot->e = e;
+	e->ref = &slot->e;
+}
 
-	for (size_t i = 0; i < n; i++) {
-		uint64_t old = leading_u64(it[i].e->last);
-		uint64_t neu = leading_u64(it[i].value);
+/* The saved entry of (tenant, file, dev): the slot's in the steady state,
+ * else through the hash (first use, originals of a previous run, a disk that
+ * changed). NULL when none is saved. O(1). */
+static struct wr_entry *resolve(struct fs_writer *w, struct wr_tenant *tn, struct wr_slot *slot,
+				enum fs_cgfile f, struct fs_devnum dev)
+{
+	struct wr_entry *e = slot->e;
 
-		if (strcmp(it[i].key, "cpu.max.burst") == 0 && neu < old)
-			burst_down = true;
-		if (strcmp(it[i].key, "memory.max") == 0 && neu < old)
-			max_down = true;
+	if (e && e->dev.major == dev.major && e->dev.minor == dev.minor)
+		return e;
+	if (e) { /* another disk in this position now */
+		e->ref = NULL;
+		slot->e = NULL;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const char *k = it[i].key;
+	e = wr_find(&w->t, tn->cgroup, f, dev);
+	if (e)
+		attach(slot, e);
+	return e;
+}
 
-		if (strcmp(k, "cpu.max.burst") == 0)
-			it[i].rank = burst_down ? 0 : 2;
-		else if (strcmp(k, "cpu.max") == 0)
-			it[i].rank = 1;
-		else if (strcmp(k, "memory.high") == 0)
-			it[i].rank = max_down ? 3 : 5;
-		else if (strcmp(k, "memory.max") == 0)
-			it[i].rank = 4;
-		else
-			it[i].rank = 6;
-	}
-	/* Insertion sort: stable and n is tiny. */
-	for (size_t i = 1; i < n; i++) {
-		struct item tmp = it[i];
-		size_t j = i;
+/* Turns lim into items (file + value + slot + saved entry), in table order. */
+static size_t build_items(struct fs_writer *w, struct wr_tenant *tn, const struct fs_limits *lim,
+			  struct item *it)
+{
+	size_t n = 0;
 
-		while (j > 0 && it[j - 1].rank > tmp.rank) {
-			it[j] = it[j - 1];
-			j--;
+	for (int f = 0; f < FS_CGF__COUNT; f++) {
+		size_t disks = 1;
+
+		if (!(lim->set & fs_cgfiles[f].bit))
+			continue;
+		if (fs_cgfiles[f].per_disk)
+			disks = lim->n_io < FS_MAX_DISKS ? lim->n_io : FS_MAX_DISKS;
+		for (size_t d = 0; d < disks && n < MAX_ITEMS; d++) {
+			struct item *x = &it[n];
+
+			if (fs_cgfile_format((enum fs_cgfile)f, lim, d, x->value,
+					     sizeof(x->value)) < 0)
+				continue;
+			x->file = (enum fs_cgfile)f;
+			x->dev = fs_cgfiles[f].per_disk ? lim->io[d].dev : (struct fs_devnum){0, 0};
+			x->slot = &tn->slot[fs_cgfile_slot(x->file, d)];
+			x->e = resolve(w, tn, x->slot, x->file, x->dev);
+			x->rank = 0;
+			n++;
 		}
-		it[j] = tmp;
 	}
+	return n;
+}
+
+/*
+ * The steady state: every item is saved and equal to what was last written,
+ * or in back-off (EINVAL, or the file is missing). Counts into res. No
+ * syscall.
+ */
+static bool steady(const struct item *it, size_t n, uint64_t now_us, struct fs_apply_result *res)
+{
+	struct fs_apply_result r = {0};
+
+	for (size_t i = 0; i < n; i++) {
+		const struct wr_entry *e = it[i].e;
+
+		if (e && e->saved && e->has_last && strcmp(e->last, it[i].value) == 0)
+			r.unchanged++;
+		else if (e && e->saved && e->has_last && e->unsupported_until &&
+			 now_us < e->unsupported_until)
+			r.unsupported++;
+		else if (!e && it[i].slot->missing_until && now_us < it[i].slot->missing_until)
+			r.unsupported++;
+		else
+			return false;
+	}
+	*res = r;
+	return true;
 }
 
 enum write_outcome { WR_OK, WR_UNCHANGED, WR_BACKOFF, WR_GONE, WR_FAILED };
 
 static enum write_outcome write_item(struct fs_writer *w, int dirfd, const char *cgroup,
-				     struct item *it, uint64_t now_us, bool force)
+				     struct wr_entry *e, const char *value, uint64_t now_us,
+				     bool force)
 {
-	struct wr_entry *e = it->e;
-	char file[32];
-	char *copy;
+	const char *file = fs_cgfiles[e->file].name;
 	int r;
 
-	if (!force && e->last && strcmp(e->last, it->value) == 0)
+	if (!force && e->has_last && strcmp(e->last, value) == 0)
 		return WR_UNCHANGED;
 	if (!force && e->unsupported_until && now_us < e->unsupported_until)
 		return WR_BACKOFF;
-	wr_key_file(it->key, file, sizeof(file));
-	r = w->write_fn(w->write_ctx, dirfd, file, it->value);
+	r = w->write_fn(w->write_ctx, dirfd, file, value);
 	if (r == 0) {
 		e->einval_count = 0;
 		e->unsupported_until = 0;
 		e->logged = false;
-		copy = strdup(it->value);
-		free(e->last);
-		e->last = copy; /* NULL on ENOMEM: next time it is just rewritten */
+		snprintf(e->last, sizeof(e->last), "%s", value);
+		e->has_last = strlen(value) < sizeof(e->last);
 		return WR_OK;
 	}
 	if (r == -ENOENT) {
@@ -345,11 +363,10 @@ static enum write_outcome write_item(struct fs_writer *w, int dirfd, const char 
 	}
 	if (r == -EINVAL && ++e->einval_count >= w->einval_limit) {
 		e->unsupported_until = now_us + w->reprobe_us;
-		fs_logf(w->log, w->log_ctx, LOG_WARNING,
-			"writer: %s/%s/%s: \"%s\" refused %u times (EINVAL); retrying in %" PRIu64
-			" s",
-			w->cgroup_root, cgroup, file, it->value, e->einval_count,
-			w->reprobe_us / 1000000);
+		fs_logf(
+		    w->log, w->log_ctx, LOG_WARNING,
+		    "writer: %s/%s/%s: \"%s\" refused %u times (EINVAL); retrying in %" PRIu64 " s",
+		    w->cgroup_root, cgroup, file, value, e->einval_count, w->reprobe_us / 1000000);
 		e->logged = true;
 		e->last_errno = -r;
 		e->last_log_us = now_us;
@@ -358,58 +375,8 @@ static enum write_outcome write_item(struct fs_writer *w, int dirfd, const char 
 	if (should_log(w, e, -r, now_us))
 		fs_logf(w->log, w->log_ctx, LOG_ERR,
 			"writer: %s/%s/%s: write \"%s\": %s (errno %d)", w->cgroup_root, cgroup,
-			file, it->value, strerror(-r), -r);
+			file, value, strerror(-r), -r);
 	return WR_FAILED;
-}
-
-/* Turns lim into items (key + value), in no particular order. */
-static size_t build_items(const struct fs_limits *lim, struct item *it)
-{
-	size_t n = 0;
-	char a[24], b[24];
-
-	memset(it, 0, sizeof(*it) * (7 + FS_MAX_DISKS));
-	if (lim->set & FS_LIM_CPU_MAX) {
-		fmt_limit(a, sizeof(a), lim->cpu_quota_us);
-		snprintf(it[n].key, sizeof(it[n].key), "cpu.max");
-		snprintf(it[n++].value, VALUE_MAX, "%s %" PRIu64, a,
-			 lim->cpu_period_us ? lim->cpu_period_us : 100000);
-	}
-	if (lim->set & FS_LIM_CPU_BURST) {
-		snprintf(it[n].key, sizeof(it[n].key), "cpu.max.burst");
-		snprintf(it[n++].value, VALUE_MAX, "%" PRIu64, lim->cpu_burst_us);
-	}
-	if (lim->set & FS_LIM_CPU_WEIGHT) {
-		snprintf(it[n].key, sizeof(it[n].key), "cpu.weight");
-		snprintf(it[n++].value, VALUE_MAX, "%u", lim->cpu_weight);
-	}
-	if (lim->set & FS_LIM_MEM_HIGH) {
-		snprintf(it[n].key, sizeof(it[n].key), "memory.high");
-		fmt_limit(it[n++].value, VALUE_MAX, lim->mem_high);
-	}
-	if (lim->set & FS_LIM_MEM_MAX) {
-		snprintf(it[n].key, sizeof(it[n].key), "memory.max");
-		fmt_limit(it[n++].value, VALUE_MAX, lim->mem_max);
-	}
-	if (lim->set & FS_LIM_IO_WEIGHT) {
-		snprintf(it[n].key, sizeof(it[n].key), "io.weight");
-		snprintf(it[n++].value, VALUE_MAX, "default %u", lim->io_weight);
-	}
-	for (size_t d = 0; (lim->set & FS_LIM_IO_MAX) && d < lim->n_io && d < FS_MAX_DISKS;
-	     d++) {
-		const struct fs_io_limit *io = &lim->io[d];
-		char c[24], e[24];
-
-		snprintf(it[n].key, sizeof(it[n].key), "io.max@%u:%u", io->dev.major,
-			 io->dev.minor);
-		fmt_limit(a, sizeof(a), io->rbps);
-		fmt_limit(b, sizeof(b), io->wbps);
-		fmt_limit(c, sizeof(c), io->riops);
-		fmt_limit(e, sizeof(e), io->wiops);
-		snprintf(it[n++].value, VALUE_MAX, "%u:%u rbps=%s wbps=%s riops=%s wiops=%s",
-			 io->dev.major, io->dev.minor, a, b, c, e);
-	}
-	return n;
 }
 
 /*
@@ -419,10 +386,11 @@ static size_t build_items(const struct fs_limits *lim, struct item *it)
 static bool clamp_memory_max(struct fs_writer *w, int dirfd, const char *cgroup, struct item *it,
 			     uint64_t now_us)
 {
-	uint64_t want = leading_u64(it->value), old = leading_u64(it->e->last);
+	uint64_t want = fs_parse_value(it->value);
+	uint64_t old = fs_parse_value(it->e->has_last ? it->e->last : NULL);
 	uint64_t cur, floor;
 
-	if (want == FS_LIMIT_MAX || fs_cgfs_read_at(dirfd, "memory.current", &w->buf) < 0)
+	if (want == FS_VALUE_MAX || fs_cgfs_read_at(dirfd, "memory.current", &w->buf) < 0)
 		return false;
 	cur = strtoull(w->buf.data, NULL, 10);
 	floor = cur + w->mem_margin;
@@ -439,132 +407,56 @@ static bool clamp_memory_max(struct fs_writer *w, int dirfd, const char *cgroup,
 			" + margin; using %" PRIu64,
 			cgroup, want, cur, floor);
 	}
-	fmt_limit(it->value, VALUE_MAX, floor);
+	fs_fmt_value(floor, it->value, sizeof(it->value));
 	return true;
 }
 
-static void reset_result(struct fs_apply_result *res)
+/* Orders items by fs_cgfile_rank (old value: e->last). Stable; n is tiny. */
+static void order_items(struct item *it, size_t n)
 {
-	memset(res, 0, sizeof(*res));
+	struct fs_cgfile_order o = {false, false};
+
+	for (size_t i = 0; i < n; i++)
+		fs_cgfile_order_note(&o, it[i].file, it[i].e->has_last ? it[i].e->last : NULL,
+				     it[i].value);
+	for (size_t i = 0; i < n; i++)
+		it[i].rank = fs_cgfile_rank(&o, it[i].file);
+	for (size_t i = 1; i < n; i++) {
+		struct item tmp = it[i];
+		size_t j = i;
+
+		while (j > 0 && it[j - 1].rank > tmp.rank) {
+			it[j] = it[j - 1];
+			j--;
+		}
+		it[j] = tmp;
+	}
 }
 
-int fs_writer_apply(struct fs_writer *w, const char *cgroup, const struct fs_limits *lim,
-		    uint64_t now_us, struct fs_apply_result *res)
+/*
+ * Phase 3 of one tenant (dirfd open, inode ino): writes the items whose
+ * original is saved and whose current value is known for this very
+ * directory; the others wait for the next apply.
+ */
+static void write_tenant(struct fs_writer *w, struct wr_tenant *tn, int dirfd, uint64_t ino,
+			 struct item *it, size_t n, uint64_t now_us, struct fs_apply_result *res)
 {
-	struct item it[7 + FS_MAX_DISKS];
-	struct fs_apply_result local;
-	struct stat st;
-	bool need_save = false;
-	size_t n;
-	int dirfd = -1, r = 0;
+	size_t k = 0;
 
-	if (!res)
-		res = &local;
-	reset_result(res);
-	if (fs_cgfs_check_path(cgroup) < 0)
-		return -EINVAL;
-	if (!allowed(w, cgroup)) {
-		fs_logf(w->log, w->log_ctx, LOG_ERR, "writer: %s is not a tenant cgroup; refused",
-			cgroup);
-		return -EPERM;
-	}
-	n = build_items(lim, it);
-	if (n == 0)
-		return 0;
-	dirfd = fs_cgfs_open_cgroup(&w->cg, cgroup);
-	if (dirfd == -ENOENT) {
-		res->gone = true;
-		return 0;
-	}
-	if (dirfd < 0) {
-		fs_logf(w->log, w->log_ctx, LOG_ERR, "writer: %s/%s: %s", w->cgroup_root, cgroup,
-			strerror(-dirfd));
-		return dirfd;
-	}
-	if (fstat(dirfd, &st) < 0)
-		st.st_ino = 0;
-	/* Make sure every file has its original saved and its current value known. */
 	for (size_t i = 0; i < n; i++) {
-		char cur[VALUE_MAX];
-		struct wr_entry *e = wr_find(&w->t, cgroup, it[i].key);
-		bool recreated = e && e->ino && e->ino != (uint64_t)st.st_ino;
+		struct wr_entry *e = it[i].e;
 
-		if (e && e->last && !recreated) {
-			it[i].e = e;
-			continue;
-		}
-		r = read_current(w, dirfd, it[i].key, cur, sizeof(cur));
-		if (r < 0) {
-			if (r == -ENOENT && faccessat(dirfd, ".", F_OK, 0) < 0) {
-				res->gone = true;
-				r = 0;
-				goto out;
-			}
-			/* Missing (controller not enabled, or cpu.max.burst before 5.14):
-			 * unsupported here. Unreadable: a failure. Either way skip it
-			 * this round: never write what we could not save. There is no
-			 * entry to hold a per-file log state, so one writer-wide line
-			 * per log interval. */
-			if (!w->missing_logged ||
-			    now_us - w->missing_log_us >= w->log_interval_us) {
-				w->missing_logged = true;
-				w->missing_log_us = now_us;
-				fs_logf(w->log, w->log_ctx, LOG_WARNING,
-					"writer: %s/%s/%s: cannot read original: %s",
-					w->cgroup_root, cgroup, it[i].key, strerror(-r));
-			}
-			if (r == -ENOENT)
-				res->unsupported++;
-			else
-				res->failed++;
-			it[i--] = it[--n];
-			r = 0;
-			continue;
-		}
-		if (!e) {
-			e = wr_add(&w->t, cgroup, it[i].key, cur);
-			if (!e) {
-				r = -ENOMEM;
-				goto out;
-			}
-			need_save = true;
-		} else if (recreated) {
-			/* A new cgroup under the same name (a restarted service): its
-			 * own value is what a restore must bring back. */
-			char *o = strdup(cur);
-
-			if (!o) {
-				r = -ENOMEM;
-				goto out;
-			}
-			free(e->orig);
-			e->orig = o;
-			need_save = true;
-		}
-		free(e->last);
-		e->last = strdup(cur);
-		e->ino = (uint64_t)st.st_ino;
-		it[i].e = e;
+		if (e && e->saved && e->has_last && e->ino == ino)
+			it[k++] = it[i];
 	}
-	/* wr_add may have moved the table (realloc): resolve the entries again. */
+	n = k;
 	for (size_t i = 0; i < n; i++)
-		it[i].e = wr_find(&w->t, cgroup, it[i].key);
-	if (need_save) {
-		r = wr_state_save(w->state_dir, &w->t);
-		if (r < 0) {
-			fs_logf(w->log, w->log_ctx, LOG_ERR,
-				"writer: cannot save originals to %s/%s: %s; not writing",
-				w->state_dir, FS_WRITER_STATE_FILE, strerror(-r));
-			goto out;
-		}
-	}
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(it[i].key, "memory.max") == 0 &&
-		    clamp_memory_max(w, dirfd, cgroup, &it[i], now_us))
+		if (it[i].file == FS_CGF_MEM_MAX &&
+		    clamp_memory_max(w, dirfd, tn->cgroup, &it[i], now_us))
 			res->clamped++;
 	order_items(it, n);
 	for (size_t i = 0; i < n; i++) {
-		switch (write_item(w, dirfd, cgroup, &it[i], now_us, false)) {
+		switch (write_item(w, dirfd, tn->cgroup, it[i].e, it[i].value, now_us, false)) {
 		case WR_OK:
 			res->written++;
 			break;
@@ -576,116 +468,440 @@ int fs_writer_apply(struct fs_writer *w, const char *cgroup, const struct fs_lim
 			break;
 		case WR_GONE:
 			res->gone = true;
-			goto out;
+			tn->checked = false;
+			return;
 		case WR_FAILED:
 			res->failed++;
 			break;
 		}
 	}
-out:
+}
+
+enum prep {
+	PREP_DONE,    /* nothing (more) to do this round */
+	PREP_READY,   /* *dirfd open, every original saved: write now */
+	PREP_PENDING, /* *dirfd open, new originals recorded: write after the save */
+};
+
+/* Rate-limited writer-wide (no entry holds a per-file state yet). */
+static void log_no_original(struct fs_writer *w, const struct wr_tenant *tn, const struct item *it,
+			    int err, uint64_t now_us)
+{
+	char key[FS_CGF_KEY_MAX];
+
+	if (w->missing_logged && now_us - w->missing_log_us < w->log_interval_us)
+		return;
+	w->missing_logged = true;
+	w->missing_log_us = now_us;
+	fs_cgfile_key(it->file, it->dev, key, sizeof(key));
+	fs_logf(w->log, w->log_ctx, LOG_WARNING, "writer: %s/%s/%s: cannot read original: %s",
+		w->cgroup_root, tn->cgroup, key, strerror(-err));
+}
+
+/*
+ * Phase 1 of one tenant: skips it in the steady state; else opens its
+ * directory once and records the original (and current value) of every item
+ * not known yet for this directory.
+ */
+static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item *it, size_t n,
+			 uint64_t now_us, struct fs_apply_result *res, int *dirfd_out)
+{
+	bool due = !tn->checked || now_us - tn->checked_us >= w->recheck_us;
+	bool pending = false;
+	struct stat st;
+	int dirfd;
+
+	if (n == 0 || (!due && steady(it, n, now_us, res)))
+		return PREP_DONE;
+	dirfd = fs_cgfs_open_cgroup(&w->cg, tn->cgroup);
+	if (dirfd == -ENOENT) {
+		res->gone = true;
+		tn->checked = false;
+		return PREP_DONE;
+	}
+	if (dirfd < 0) {
+		fs_logf(w->log, w->log_ctx, LOG_ERR, "writer: %s/%s: %s", w->cgroup_root,
+			tn->cgroup, strerror(-dirfd));
+		res->error = dirfd;
+		return PREP_DONE;
+	}
+	if (fstat(dirfd, &st) < 0)
+		st.st_ino = 0;
+	tn->checked = true;
+	tn->checked_us = now_us;
+	tn->ino = (uint64_t)st.st_ino;
+	for (size_t i = 0; i < n; i++) {
+		char cur[FS_CGF_VALUE_MAX];
+		struct wr_entry *e = it[i].e;
+		bool recreated = e && e->ino && e->ino != tn->ino;
+		int r;
+
+		if (e && e->has_last && !recreated) {
+			pending |= !e->saved;
+			continue;
+		}
+		if (!e && it[i].slot->missing_until && now_us < it[i].slot->missing_until) {
+			res->unsupported++;
+			continue;
+		}
+		r = read_current(w, dirfd, it[i].file, it[i].dev, cur, sizeof(cur));
+		if (r < 0) {
+			if (r == -ENOENT && faccessat(dirfd, ".", F_OK, 0) < 0) {
+				res->gone = true;
+				tn->checked = false;
+				close(dirfd);
+				return PREP_DONE;
+			}
+			/* Missing (controller not enabled, or cpu.max.burst before
+			 * 5.14): unsupported here, retried after reprobe_us.
+			 * Unreadable: a failure. Either way skip it this round:
+			 * never write what we could not save. */
+			log_no_original(w, tn, &it[i], r, now_us);
+			if (r == -ENOENT) {
+				res->unsupported++;
+				it[i].slot->missing_until = now_us + w->reprobe_us;
+			} else {
+				res->failed++;
+			}
+			if (e)
+				e->has_last = false; /* not known for this directory */
+			continue;
+		}
+		it[i].slot->missing_until = 0;
+		if (!e) {
+			e = wr_add(&w->t, tn->cgroup, it[i].file, it[i].dev, cur);
+			if (!e) {
+				res->error = -ENOMEM;
+				close(dirfd);
+				return PREP_DONE;
+			}
+			attach(it[i].slot, e);
+			it[i].e = e;
+		} else if (recreated) {
+			/* A new cgroup under the same name (a restarted service): its
+			 * own value is what a restore must bring back. */
+			char *o = strdup(cur);
+
+			if (!o) {
+				res->error = -ENOMEM;
+				close(dirfd);
+				return PREP_DONE;
+			}
+			free(e->orig);
+			e->orig = o;
+			e->saved = false;
+			w->t.dirty = true;
+		}
+		snprintf(e->last, sizeof(e->last), "%s", cur);
+		e->has_last = true;
+		e->ino = tn->ino;
+		pending |= !e->saved;
+	}
+	*dirfd_out = dirfd;
+	return pending ? PREP_PENDING : PREP_READY;
+}
+
+static int grow_pending(struct fs_writer *w, size_t n)
+{
+	struct wr_pending *p;
+
+	if (n <= w->pend_cap)
+		return 0;
+	p = realloc(w->pend, n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	w->pend = p;
+	w->pend_cap = n;
+	return 0;
+}
+
+/* Phase 3 of a tenant that waited for the save (dirfd -1: reopen it). */
+static void write_pending(struct fs_writer *w, struct wr_tenant *tn, int dirfd,
+			  const struct fs_limits *lim, uint64_t now_us, struct fs_apply_result *res)
+{
+	struct item it[MAX_ITEMS];
+	struct stat st;
+	size_t n;
+
+	if (dirfd < 0) {
+		dirfd = fs_cgfs_open_cgroup(&w->cg, tn->cgroup);
+		if (dirfd == -ENOENT) {
+			res->gone = true;
+			tn->checked = false;
+			return;
+		}
+		if (dirfd < 0) {
+			fs_logf(w->log, w->log_ctx, LOG_ERR, "writer: %s/%s: %s", w->cgroup_root,
+				tn->cgroup, strerror(-dirfd));
+			res->error = dirfd;
+			return;
+		}
+		if (fstat(dirfd, &st) < 0 || (uint64_t)st.st_ino != tn->ino) {
+			/* Recreated between the phases: checked again next round. */
+			tn->checked = false;
+			close(dirfd);
+			return;
+		}
+	}
+	n = build_items(w, tn, lim, it);
+	write_tenant(w, tn, dirfd, tn->ino, it, n, now_us, res);
 	close(dirfd);
-	if (r == 0 && res->failed && !res->gone)
-		r = -EIO;
+}
+
+/* Tenants first .. first + n - 1; lim, skip and res are indexed from 0. */
+static int apply_range(struct fs_writer *w, size_t first, size_t n, const struct fs_limits *lim,
+		       const bool *skip, uint64_t now_us, struct fs_apply_result *res)
+{
+	size_t np = 0, n_open = 0;
+	int save_err = 0, r;
+
+	r = grow_pending(w, n);
+	if (r < 0)
+		return r;
+	/* Phase 1: read and record what is new; write the tenants that need no save. */
+	for (size_t i = 0; i < n; i++) {
+		struct wr_tenant *tn = &w->tenants[first + i];
+		struct item it[MAX_ITEMS];
+		int dirfd = -1;
+		size_t nit;
+
+		memset(&res[i], 0, sizeof(res[i]));
+		if ((skip && skip[i]) || lim[i].set == 0)
+			continue;
+		if (tn->path_err < 0) {
+			if (!tn->refused_logged)
+				fs_logf(w->log, w->log_ctx, LOG_ERR,
+					"writer: %s is not a valid cgroup path; refused",
+					tn->cgroup);
+			tn->refused_logged = true;
+			res[i].error = tn->path_err;
+			continue;
+		}
+		nit = build_items(w, tn, &lim[i], it);
+		switch (prepare(w, tn, it, nit, now_us, &res[i], &dirfd)) {
+		case PREP_DONE:
+			break;
+		case PREP_READY:
+			write_tenant(w, tn, dirfd, tn->ino, it, nit, now_us, &res[i]);
+			close(dirfd);
+			break;
+		case PREP_PENDING:
+			if (n_open >= WR_OPEN_MAX) {
+				close(dirfd);
+				dirfd = -1;
+			} else {
+				n_open++;
+			}
+			w->pend[np++] = (struct wr_pending){i, dirfd};
+			break;
+		}
+	}
+	/* Phase 2: one save for every original recorded in phase 1. */
+	if (np > 0) {
+		save_err = wr_state_save(w->state_dir, &w->t);
+		if (save_err < 0)
+			fs_logf(w->log, w->log_ctx, LOG_ERR,
+				"writer: cannot save originals to %s/%s: %s; not writing %zu "
+				"tenant(s)",
+				w->state_dir, FS_WRITER_STATE_FILE, strerror(-save_err), np);
+	}
+	/* Phase 3: the tenants that waited for the save. */
+	for (size_t k = 0; k < np; k++) {
+		const struct wr_pending *p = &w->pend[k];
+
+		if (save_err < 0) {
+			res[p->i].error = save_err;
+			if (p->dirfd >= 0)
+				close(p->dirfd);
+			continue;
+		}
+		write_pending(w, &w->tenants[first + p->i], p->dirfd, &lim[p->i], now_us,
+			      &res[p->i]);
+	}
+	if (save_err < 0)
+		return save_err;
+	r = 0;
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = res[i].error;
+	for (size_t i = 0; i < n && r == 0; i++)
+		if (res[i].failed && !res[i].gone)
+			r = -EIO;
 	return r;
 }
 
-/* Restores the saved entries of one cgroup. 0 or the first -errno. */
-static int restore_one(struct fs_writer *w, const char *cgroup)
+int fs_writer_apply_all(struct fs_writer *w, size_t n, const struct fs_limits *lim,
+			const bool *skip, uint64_t now_us, struct fs_apply_result *res)
 {
-	struct item it[7 + FS_MAX_DISKS];
-	size_t n = 0;
-	int dirfd, r = 0;
+	struct fs_apply_result *local = NULL;
+	int r;
+
+	if (n > w->n_tenants)
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	if (!res) {
+		local = calloc(n, sizeof(*local));
+		if (!local)
+			return -ENOMEM;
+		res = local;
+	}
+	r = apply_range(w, 0, n, lim, skip, now_us, res);
+	free(local);
+	return r;
+}
+
+int fs_writer_apply(struct fs_writer *w, size_t tenant, const struct fs_limits *lim,
+		    uint64_t now_us, struct fs_apply_result *res)
+{
+	struct fs_apply_result local;
+
+	if (!res)
+		res = &local;
+	memset(res, 0, sizeof(*res));
+	if (tenant >= w->n_tenants) {
+		fs_logf(w->log, w->log_ctx, LOG_ERR,
+			"writer: tenant %zu is not in the tenant list (%zu); refused", tenant,
+			w->n_tenants);
+		return -EPERM;
+	}
+	return apply_range(w, tenant, 1, lim, NULL, now_us, res);
+}
+
+/* One original to write back. */
+struct ritem {
+	struct wr_entry *e;
+	int rank;
+	bool done; /* restored, or its cgroup is gone: drop it */
+};
+
+/*
+ * Restores the saved entries es[0..n-1], which all belong to one cgroup, in
+ * the safe order, and drops those restored (all of them when the cgroup is
+ * gone). 0 or the first -errno.
+ */
+static int restore_group(struct fs_writer *w, struct wr_entry **es, size_t n)
+{
+	struct fs_cgfile_order o = {false, false};
+	struct ritem *it = calloc(n, sizeof(*it));
+	char *cgroup = strdup(es[0]->cgroup);
 	bool gone = false;
+	int dirfd = -1, r = 0;
 
+	if (!it || !cgroup) {
+		r = -ENOMEM;
+		goto out;
+	}
 	dirfd = fs_cgfs_open_cgroup(&w->cg, cgroup);
-	if (dirfd == -ENOENT)
+	if (dirfd == -ENOENT) {
 		gone = true;
-	else if (dirfd < 0)
-		return dirfd;
-	memset(it, 0, sizeof(it));
-	for (size_t i = 0; i < w->t.n && n < sizeof(it) / sizeof(it[0]); i++) {
-		struct wr_entry *e = &w->t.e[i];
-		char cur[VALUE_MAX];
+	} else if (dirfd < 0) {
+		r = dirfd;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct wr_entry *e = es[i];
+		char cur[FS_CGF_VALUE_MAX];
 
-		if (strcmp(e->cgroup, cgroup) != 0)
+		it[i].e = e;
+		if (gone)
 			continue;
-		if (!gone && !e->last && read_current(w, dirfd, e->key, cur, sizeof(cur)) == 0)
-			e->last = strdup(cur);
-		snprintf(it[n].key, sizeof(it[n].key), "%s", e->key);
-		snprintf(it[n].value, VALUE_MAX, "%s", e->orig);
-		it[n++].e = e;
+		if (!e->has_last &&
+		    read_current(w, dirfd, e->file, e->dev, cur, sizeof(cur)) == 0) {
+			snprintf(e->last, sizeof(e->last), "%s", cur);
+			e->has_last = true;
+		}
+		fs_cgfile_order_note(&o, e->file, e->has_last ? e->last : NULL, e->orig);
 	}
 	if (!gone) {
-		order_items(it, n);
-		for (size_t i = 0; i < n; i++) {
-			enum write_outcome o = write_item(w, dirfd, cgroup, &it[i], 0, true);
+		for (size_t i = 0; i < n; i++)
+			it[i].rank = fs_cgfile_rank(&o, it[i].e->file);
+		for (size_t i = 1; i < n; i++) {
+			struct ritem tmp = it[i];
+			size_t j = i;
 
-			if (o == WR_GONE) {
+			while (j > 0 && it[j - 1].rank > tmp.rank) {
+				it[j] = it[j - 1];
+				j--;
+			}
+			it[j] = tmp;
+		}
+		for (size_t i = 0; i < n; i++) {
+			enum write_outcome wo =
+			    write_item(w, dirfd, cgroup, it[i].e, it[i].e->orig, 0, true);
+
+			if (wo == WR_GONE) {
 				gone = true;
 				break;
 			}
-			if (o == WR_OK)
-				it[i].e->orig[0] = '\0'; /* restored: drop below */
+			if (wo == WR_OK)
+				it[i].done = true;
 			else if (r == 0)
 				r = -EIO;
 		}
-		close(dirfd);
 	}
 	if (gone)
 		fs_logf(w->log, w->log_ctx, LOG_INFO,
 			"writer: %s vanished; its saved originals are dropped", cgroup);
-	for (size_t i = w->t.n; i-- > 0;) {
-		struct wr_entry *e = &w->t.e[i];
-
-		if (strcmp(e->cgroup, cgroup) == 0 && (gone || e->orig[0] == '\0'))
-			wr_remove(&w->t, i);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (gone || it[i].done)
+			wr_remove(&w->t, it[i].e);
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	free(cgroup);
+	free(it);
 	return r;
 }
 
 int fs_writer_restore_cgroup(struct fs_writer *w, const char *cgroup)
 {
-	int r = restore_one(w, cgroup);
-	int s = wr_state_save(w->state_dir, &w->t);
+	struct wr_entry **es = calloc(w->t.n ? w->t.n : 1, sizeof(*es));
+	size_t n = 0;
+	int r = 0, s;
 
+	if (!es)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->t.n; i++)
+		if (strcmp(w->t.e[i]->cgroup, cgroup) == 0)
+			es[n++] = w->t.e[i];
+	if (n)
+		r = restore_group(w, es, n);
+	free(es);
+	s = wr_state_save(w->state_dir, &w->t);
 	return r < 0 ? r : s;
+}
+
+static int by_cgroup(const void *a, const void *b)
+{
+	const struct wr_entry *x = *(const struct wr_entry *const *)a;
+	const struct wr_entry *y = *(const struct wr_entry *const *)b;
+
+	return strcmp(x->cgroup, y->cgroup);
 }
 
 int fs_writer_restore(struct fs_writer *w)
 {
-	char **names = calloc(w->t.n ? w->t.n : 1, sizeof(*names));
-	size_t n = 0;
+	size_t n = w->t.n;
+	struct wr_entry **es = calloc(n ? n : 1, sizeof(*es));
 	int first = 0, r;
 
-	if (!names)
+	if (!es)
 		return -ENOMEM;
-	/* restore_one() removes entries, so walk a snapshot of the cgroup names. */
-	for (size_t i = 0; i < w->t.n; i++) {
-		bool seen = false;
-
-		for (size_t j = 0; j < n && !seen; j++)
-			seen = strcmp(names[j], w->t.e[i].cgroup) == 0;
-		if (seen)
-			continue;
-		names[n] = strdup(w->t.e[i].cgroup);
-		if (!names[n]) {
-			first = -ENOMEM;
-			goto out;
-		}
-		n++;
-	}
-	for (size_t j = 0; j < n; j++) {
-		r = restore_one(w, names[j]);
+	/* restore_group() removes entries from the table: work on a snapshot,
+	 * grouped by cgroup. */
+	memcpy(es, w->t.e, n * sizeof(*es));
+	qsort(es, n, sizeof(*es), by_cgroup);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && strcmp(es[j]->cgroup, es[i]->cgroup) == 0; j++)
+			;
+		r = restore_group(w, es + i, j - i);
 		if (r < 0 && first == 0)
 			first = r;
 	}
+	free(es);
 	r = wr_state_save(w->state_dir, &w->t);
 	if (r < 0 && first == 0)
 		first = r;
-out:
-	for (size_t j = 0; j < n; j++)
-		free(names[j]);
-	free(names);
 	return first;
 }
 

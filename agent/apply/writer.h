@@ -2,23 +2,42 @@
 /*
  * The cgroup writer: the only code that changes cgroup files.
  *
- * - Writes only into the configured tenant cgroups (exact match of the
- *   normalised path), through cgroupfs.h (no "..", no symlinks).
+ * - Writes only into the configured tenant cgroups: the list given to
+ *   fs_writer_open / fs_writer_set_tenants. Callers name a tenant by its
+ *   INDEX in that list; each path is checked once (fs_cgfs_check_path) and
+ *   every write goes through cgroupfs.h (no "..", no symlinks).
  * - Before the first write of a file it saves the file's original value in
  *   <state_dir>/writer.state (temp + fsync + rename + fsync dir), and on open it
  *   loads that file, so originals from a crashed run are kept, never replaced
- *   by our own values.
- * - Writes only values that differ from what it last wrote (or read).
- * - Safe order: cpu.max.burst before cpu.max when the burst goes down (the
- *   kernel refuses burst > quota), after it otherwise; memory.high before
- *   memory.max when memory.max goes down, memory.max first when it goes up.
- *   memory.max is never written below memory.current + mem_margin (clamped,
- *   logged): lowering it further is left to memory.high.
+ *   by our own values. fs_writer_apply_all saves the state file at most once
+ *   per call, however many tenants have new originals; nothing is written into
+ *   a file whose original is not on disk.
+ * - Writes only values that differ from what it last wrote (or read). A
+ *   tenant whose values all equal the ones last written costs no syscall: its
+ *   directory is not even opened (the steady state). It is opened anyway
+ *   every recheck_us, and at the next apply after fs_writer_recheck, to
+ *   notice a recreated cgroup (new inode): its own values are then saved as
+ *   the originals and ours written again.
+ * - Safe order (model/cgfile.h): cpu.max.burst before cpu.max when the burst
+ *   goes down (the kernel refuses burst > quota), after it otherwise;
+ *   memory.high before memory.max when memory.max goes down, memory.max
+ *   first when it goes up. memory.max is never written below memory.current +
+ *   mem_margin (clamped, logged): lowering it further is left to memory.high.
  * - Errors: ENOENT = the cgroup is gone, skip it; EINVAL repeated einval_limit
  *   times in a row marks the file unsupported for reprobe_us, then it is tried
- *   again; every failure is logged with path and errno, rate-limited per file.
+ *   again; a file that does not exist (controller not enabled, cpu.max.burst
+ *   before 5.14) is likewise retried after reprobe_us; every failure is logged
+ *   with path and errno, rate-limited per file.
  * - Restore (fs_writer_restore, fs_release) writes the originals back in the
  *   same safe order and removes what was restored from the state file.
+ *   Originals of cgroups that are no longer tenants are kept until restored.
+ *
+ * Cost: per period O(tenants + files written): a tenant in the steady state
+ * is a few string compares of its formatted values; (tenant, file, disk)
+ * lookups are O(1) (per-tenant slots, and a hash of (cgroup, file, disk) for
+ * originals loaded from a previous run); one state-file save (2 fsyncs) per
+ * period at most, only when a new original was recorded. Open, set_tenants
+ * and restore are O(saved files) (restore: O(n log n), a sort by cgroup).
  */
 #ifndef FAIRSHARE_WRITER_H
 #define FAIRSHARE_WRITER_H
@@ -27,44 +46,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "resource.h"
+#include "cgfile.h"
 #include "agent_log.h"
 
 #define FS_WRITER_STATE_FILE "writer.state"
 #define FS_WRITER_LOCK_FILE  "writer.lock" /* held (flock) while a writer is open */
-#define FS_LIMIT_MAX	     UINT64_MAX	   /* written as "max": no limit */
 
-enum fs_limit_bits {
-	FS_LIM_CPU_MAX = 1 << 0,    /* cpu_quota_us + cpu_period_us -> cpu.max */
-	FS_LIM_CPU_BURST = 1 << 1,  /* cpu_burst_us -> cpu.max.burst */
-	FS_LIM_CPU_WEIGHT = 1 << 2, /* cpu_weight -> cpu.weight */
-	FS_LIM_MEM_HIGH = 1 << 3,   /* mem_high -> memory.high */
-	FS_LIM_MEM_MAX = 1 << 4,    /* mem_max -> memory.max */
-	FS_LIM_IO_MAX = 1 << 5,	    /* io[0..n_io-1] -> io.max, one line per disk */
-	FS_LIM_IO_WEIGHT = 1 << 6,  /* io_weight -> io.weight ("default N") */
-};
-
-struct fs_io_limit {
-	struct fs_devnum dev;  /* whole disk */
-	uint64_t rbps, wbps;   /* bytes/s; FS_LIMIT_MAX = unlimited */
-	uint64_t riops, wiops; /* ops/s; FS_LIMIT_MAX = unlimited */
-};
-
-/* What to enforce on one cgroup. Only members whose bit is in `set` are
- * written; the others are left alone (and never saved). */
-struct fs_limits {
-	unsigned set;		/* enum fs_limit_bits */
-	uint64_t cpu_quota_us;	/* microseconds per period; FS_LIMIT_MAX = "max" */
-	uint64_t cpu_period_us; /* microseconds, 1000..1000000; 0 = 100000 */
-	uint64_t cpu_burst_us;	/* microseconds */
-	unsigned cpu_weight;	/* 1..10000 */
-	uint64_t mem_high;	/* bytes; FS_LIMIT_MAX = "max" */
-	uint64_t mem_max;	/* bytes; FS_LIMIT_MAX = "max" */
-	size_t n_io;		/* <= FS_MAX_DISKS */
-	struct fs_io_limit io[FS_MAX_DISKS];
-	unsigned io_weight; /* 1..10000 */
-};
-
+/* struct fs_limits, struct fs_io_limit, enum fs_limit_bits and FS_VALUE_MAX
+ * ("max") are in model/cgfile.h. */
 /* The low-level write; returns 0 or -errno. Tests inject errors here. */
 typedef int (*fs_write_fn)(void *ctx, int dirfd, const char *file, const char *value);
 
@@ -81,6 +70,8 @@ struct fs_writer_opts {
 	unsigned einval_limit;	  /* consecutive EINVALs -> unsupported; 0 = 3 */
 	uint64_t reprobe_us;	  /* back-off of an unsupported file; 0 = 60 s */
 	uint64_t log_interval_us; /* one log line per file per interval; 0 = 60 s */
+	uint64_t recheck_us;	  /* open an unchanged tenant at least this often,
+				     to notice a recreated cgroup; 0 = 60 s */
 };
 
 struct fs_apply_result {
@@ -91,6 +82,11 @@ struct fs_apply_result {
 				 this cgroup (controller not enabled there) */
 	unsigned clamped;     /* memory.max raised to memory.current + margin */
 	bool gone;	      /* the cgroup vanished (ENOENT): rest skipped */
+	int error;	      /* 0, or -errno of what stopped this tenant: -EINVAL
+				 (refused path), the error opening its cgroup
+				 (logged), or of saving the state file (then
+				 none of its files were written); write
+				 failures are counted in `failed` instead */
 };
 
 struct fs_writer;
@@ -98,21 +94,53 @@ struct fs_writer;
 /* Opens (loading <state_dir>/writer.state if present). 0 or -errno. */
 int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o);
 
-/* Replaces the allowed cgroups (SIGHUP reload). Saved originals of cgroups
- * that are no longer allowed are kept until restored. 0 or -ENOMEM. */
+/*
+ * Replaces the tenant list (SIGHUP reload): tenant i is cgroups[i] from now
+ * on (cgroups: normalised paths; a path fs_cgfs_check_path refuses makes
+ * every apply of that tenant fail with -EINVAL). Saved originals are matched
+ * to the new tenants by cgroup; those of cgroups that are no longer tenants
+ * are kept until restored. Every tenant is opened and checked at its next
+ * apply. 0 or -ENOMEM (then the old list stays).
+ */
 int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgroups);
 
 /*
- * Enforces lim on cgroup (which must be one of the allowed cgroups, else
- * -EPERM). now_us: CLOCK_MONOTONIC microseconds, for back-off and log rate
- * limits. Returns 0 when every wanted file was written, unchanged, in
- * back-off, or the cgroup is gone (res->gone); -EIO when some write failed
- * (res->failed, logged); -EPERM/-EINVAL for a refused path; other -errno
- * when the state file could not be saved (then nothing was written). res may
- * be NULL.
+ * Enforces one period: lim[i] on tenant i, for i < n (n <= the number of
+ * tenants, else -EINVAL). skip: NULL, or skip[i] = leave tenant i alone
+ * (res[i] all zero). A tenant with lim[i].set == 0 is left alone too.
+ * now_us: CLOCK_MONOTONIC microseconds (back-off, log rate limits, recheck).
+ * res: NULL or [n], filled for every i.
+ *
+ * Three phases: (1) every tenant with something to do is opened once, and
+ * the originals of the files about to be written for the first time (or in
+ * a recreated cgroup) are read and recorded; tenants with nothing new are
+ * written right away; (2) if anything new was recorded, the state file is
+ * saved ONCE; (3) the tenants that waited for it are written. Steady tenants
+ * cost no syscall.
+ *
+ * Returns 0 when every wanted file was written, unchanged, in back-off, or
+ * its cgroup is gone (res[i].gone). Otherwise the first of: the -errno of a
+ * failed state save (the tenants that needed it were not written:
+ * res[i].error; retried next call), the first res[i].error, -EIO when some
+ * write failed (res[i].failed, logged).
  */
-int fs_writer_apply(struct fs_writer *w, const char *cgroup, const struct fs_limits *lim,
+int fs_writer_apply_all(struct fs_writer *w, size_t n, const struct fs_limits *lim,
+			const bool *skip, uint64_t now_us, struct fs_apply_result *res);
+
+/*
+ * fs_writer_apply_all for tenant alone (same code). -EPERM when tenant is
+ * not an index of the tenant list; otherwise res->error, or -EIO when some
+ * write failed, or 0. res may be NULL.
+ */
+int fs_writer_apply(struct fs_writer *w, size_t tenant, const struct fs_limits *lim,
 		    uint64_t now_us, struct fs_apply_result *res);
+
+/*
+ * The next apply of tenant opens its cgroup even if nothing changed: call it
+ * when the cgroup may have been recreated (the sampler saw a new baseline).
+ * An index out of range is ignored.
+ */
+void fs_writer_recheck(struct fs_writer *w, size_t tenant);
 
 /* Writes back the originals of one cgroup (a tenant dropped on reload). */
 int fs_writer_restore_cgroup(struct fs_writer *w, const char *cgroup);

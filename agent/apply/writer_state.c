@@ -13,92 +13,131 @@
 
 #define STATE_MAGIC "fairshare-writer-state 1"
 
-static char *xstrdup(const char *s)
+static uint64_t entry_hash(const char *cgroup, enum fs_cgfile f, struct fs_devnum dev)
 {
-	return s ? strdup(s) : NULL;
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)cgroup; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	if (!fs_cgfiles[f].per_disk)
+		dev = (struct fs_devnum){0, 0};
+	h = (h ^ (uint64_t)f) * 1099511628211ull;
+	h = (h ^ dev.major) * 1099511628211ull;
+	h = (h ^ dev.minor) * 1099511628211ull;
+	return h ^ (h >> 29);
 }
 
-struct wr_entry *wr_find(struct wr_table *t, const char *cgroup, const char *key)
+struct wr_entry *wr_find(const struct wr_table *t, const char *cgroup, enum fs_cgfile f,
+			 struct fs_devnum dev)
 {
-	for (size_t i = 0; i < t->n; i++)
-		if (strcmp(t->e[i].cgroup, cgroup) == 0 && strcmp(t->e[i].key, key) == 0)
-			return &t->e[i];
+	uint64_t h;
+
+	if (!t->n_buckets)
+		return NULL;
+	if (!fs_cgfiles[f].per_disk)
+		dev = (struct fs_devnum){0, 0};
+	h = entry_hash(cgroup, f, dev);
+	for (struct wr_entry *e = t->bucket[h & (t->n_buckets - 1)]; e; e = e->hnext)
+		if (e->hash == h && e->file == f && e->dev.major == dev.major &&
+		    e->dev.minor == dev.minor && strcmp(e->cgroup, cgroup) == 0)
+			return e;
 	return NULL;
 }
 
-struct wr_entry *wr_add(struct wr_table *t, const char *cgroup, const char *key, const char *orig)
+static int rehash(struct wr_table *t, size_t n_buckets)
+{
+	struct wr_entry **b = calloc(n_buckets, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		struct wr_entry *e = t->e[i];
+		size_t k = e->hash & (n_buckets - 1);
+
+		e->hnext = b[k];
+		b[k] = e;
+	}
+	free(t->bucket);
+	t->bucket = b;
+	t->n_buckets = n_buckets;
+	return 0;
+}
+
+struct wr_entry *wr_add(struct wr_table *t, const char *cgroup, enum fs_cgfile f,
+			struct fs_devnum dev, const char *orig)
 {
 	struct wr_entry *e;
+	size_t k;
 
+	if (!fs_cgfiles[f].per_disk)
+		dev = (struct fs_devnum){0, 0};
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 16;
-		struct wr_entry *ne = realloc(t->e, cap * sizeof(*ne));
+		struct wr_entry **ne = realloc(t->e, cap * sizeof(*ne));
 
 		if (!ne)
 			return NULL;
 		t->e = ne;
 		t->cap = cap;
 	}
-	e = &t->e[t->n];
-	memset(e, 0, sizeof(*e));
-	e->cgroup = xstrdup(cgroup);
-	e->key = xstrdup(key);
-	e->orig = xstrdup(orig);
-	if (!e->cgroup || !e->key || !e->orig) {
+	if (t->n + 1 > t->n_buckets && rehash(t, t->n_buckets ? t->n_buckets * 2 : 64) < 0)
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->cgroup = strdup(cgroup);
+	e->orig = strdup(orig);
+	if (!e->cgroup || !e->orig || fs_cgfile_key(f, dev, e->key, sizeof(e->key)) < 0) {
 		free(e->cgroup);
-		free(e->key);
 		free(e->orig);
+		free(e);
 		return NULL;
 	}
-	t->n++;
+	e->file = f;
+	e->dev = dev;
+	e->hash = entry_hash(cgroup, f, dev);
+	k = e->hash & (t->n_buckets - 1);
+	e->hnext = t->bucket[k];
+	t->bucket[k] = e;
+	e->pos = t->n;
+	t->e[t->n++] = e;
+	t->dirty = true;
 	return e;
 }
 
 static void entry_free(struct wr_entry *e)
 {
 	free(e->cgroup);
-	free(e->key);
 	free(e->orig);
-	free(e->last);
+	free(e);
 }
 
-void wr_remove(struct wr_table *t, size_t i)
+void wr_remove(struct wr_table *t, struct wr_entry *e)
 {
-	entry_free(&t->e[i]);
-	t->e[i] = t->e[--t->n];
+	struct wr_entry **pp = &t->bucket[e->hash & (t->n_buckets - 1)];
+
+	while (*pp && *pp != e)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = e->hnext;
+	if (e->ref)
+		*e->ref = NULL;
+	t->e[e->pos] = t->e[--t->n];
+	t->e[e->pos]->pos = e->pos;
+	t->dirty = true;
+	entry_free(e);
 }
 
 void wr_table_free(struct wr_table *t)
 {
-	for (size_t i = 0; i < t->n; i++)
-		entry_free(&t->e[i]);
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->e[i]->ref)
+			*t->e[i]->ref = NULL;
+		entry_free(t->e[i]);
+	}
 	free(t->e);
-	t->e = NULL;
-	t->n = t->cap = 0;
-}
-
-bool wr_key_valid(const char *key)
-{
-	static const char *const files[] = {"cpu.max",	   "cpu.max.burst", "cpu.weight",
-					    "memory.high", "memory.max",    "io.weight"};
-	unsigned maj, min;
-	int n = 0;
-
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		if (strcmp(key, files[i]) == 0)
-			return true;
-	return sscanf(key, "io.max@%u:%u%n", &maj, &min, &n) == 2 && key[n] == '\0';
-}
-
-const char *wr_key_file(const char *key, char *buf, size_t len)
-{
-	size_t n = strcspn(key, "@");
-
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, key, n);
-	buf[n] = '\0';
-	return buf;
+	free(t->bucket);
+	memset(t, 0, sizeof(*t));
 }
 
 static void put_escaped(FILE *f, const char *s)
@@ -153,6 +192,9 @@ int wr_state_load(const char *state_dir, struct wr_table *t, fs_log_fn log, void
 		return errno == ENOENT ? 0 : -errno;
 	while (getline(&line, &cap, f) > 0) {
 		char *save = NULL, *tag, *cg, *key, *val, *extra;
+		struct wr_entry *e;
+		enum fs_cgfile file;
+		struct fs_devnum dev;
 
 		lineno++;
 		line[strcspn(line, "\n")] = '\0';
@@ -171,18 +213,21 @@ int wr_state_load(const char *state_dir, struct wr_table *t, fs_log_fn log, void
 		extra = strtok_r(NULL, " ", &save);
 		if (!tag || strcmp(tag, "orig") != 0 || !val || extra || !unescape(cg) ||
 		    !unescape(key) || !unescape(val) || fs_cgfs_check_path(cg) < 0 ||
-		    !wr_key_valid(key) || wr_find(t, cg, key)) {
+		    fs_cgfile_parse_key(key, &file, &dev) < 0 || wr_find(t, cg, file, dev)) {
 			fs_logf(log, log_ctx, LOG_ERR, "%s:%d: malformed record skipped", path,
 				lineno);
 			continue;
 		}
-		if (!wr_add(t, cg, key, val)) {
+		e = wr_add(t, cg, file, dev, val);
+		if (!e) {
 			r = -ENOMEM;
 			goto out;
 		}
+		e->saved = true;
 	}
 	if (ferror(f))
 		r = -EIO;
+	t->dirty = false;
 out:
 	free(line);
 	fclose(f);
@@ -202,7 +247,14 @@ static int fsync_dir(const char *dir)
 	return r;
 }
 
-int wr_state_save(const char *state_dir, const struct wr_table *t)
+static void mark_saved(struct wr_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		t->e[i]->saved = true;
+	t->dirty = false;
+}
+
+int wr_state_save(const char *state_dir, struct wr_table *t)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
 	FILE *f = NULL;
@@ -213,7 +265,10 @@ int wr_state_save(const char *state_dir, const struct wr_table *t)
 	if (t->n == 0) {
 		if (unlink(path) < 0 && errno != ENOENT)
 			return -errno;
-		return fsync_dir(state_dir);
+		r = fsync_dir(state_dir);
+		if (r == 0)
+			t->dirty = false;
+		return r;
 	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
@@ -227,11 +282,11 @@ int wr_state_save(const char *state_dir, const struct wr_table *t)
 	fprintf(f, "%s\n", STATE_MAGIC);
 	for (size_t i = 0; i < t->n; i++) {
 		fputs("orig ", f);
-		put_escaped(f, t->e[i].cgroup);
+		put_escaped(f, t->e[i]->cgroup);
 		fputc(' ', f);
-		put_escaped(f, t->e[i].key);
+		put_escaped(f, t->e[i]->key);
 		fputc(' ', f);
-		put_escaped(f, t->e[i].orig);
+		put_escaped(f, t->e[i]->orig);
 		fputc('\n', f);
 	}
 	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) < 0) {
@@ -248,7 +303,10 @@ int wr_state_save(const char *state_dir, const struct wr_table *t)
 		r = -errno;
 		goto out;
 	}
-	return fsync_dir(state_dir);
+	r = fsync_dir(state_dir);
+	if (r == 0)
+		mark_saved(t);
+	return r;
 out:
 	if (f)
 		fclose(f);

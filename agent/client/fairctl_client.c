@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_ANSWER (16u << 20)
+/* The answer grows with the daemon's tenants, which have no fixed limit, so
+ * the buffer may grow up to what json_tokener_parse accepts (INT32_MAX bytes,
+ * plus our '\0'); a daemon that never ends its line runs into the deadline. */
+#define MAX_ANSWER ((size_t)INT32_MAX + 1)
 
 const char *fctl_socket_path(const char *opt)
 {
@@ -103,6 +107,7 @@ static int read_line(int fd, char **out, char *err, size_t errlen)
 	long long deadline = ms_now() + FAIRCTL_TIMEOUT_MS;
 	size_t len = 0, cap = 65536;
 	char *buf = malloc(cap);
+	int r;
 
 	if (!buf)
 		return -ENOMEM;
@@ -122,9 +127,11 @@ static int read_line(int fd, char **out, char *err, size_t errlen)
 			char *nb = cap < MAX_ANSWER ? realloc(buf, cap * 2) : NULL;
 
 			if (!nb) {
-				snprintf(err, errlen, "answer too large");
+				r = cap < MAX_ANSWER ? -ENOMEM : -EPROTO;
+				snprintf(err, errlen, "%s after %zu bytes of the answer",
+					 r == -ENOMEM ? "out of memory" : "answer too large", len);
 				free(buf);
-				return -EPROTO;
+				return r;
 			}
 			buf = nb;
 			cap *= 2;

@@ -32,6 +32,13 @@
 
 enum order { ORDER_CPU, ORDER_MEM, ORDER_IO, ORDER_NET, ORDER_SHARE, ORDER_GAP };
 
+/* One table row: a tenant and its sort keys, worked out once per frame rather
+ * than in every comparison. */
+struct row {
+	const struct fcj_tenant *t;
+	double use, alloc;
+};
+
 static const char *const order_names[] = {"cpu", "memory", "io", "net", "share", "gap"};
 
 struct top {
@@ -45,6 +52,9 @@ struct top {
 	bool help;
 	char error[512]; /* last fetch error, shown instead of the table */
 	struct fcj_status st;
+	/* st.n_tenants of them, allocated with st: the daemon sets no limit on
+	 * the number of tenants, so neither can the table */
+	struct row *rows;
 	bool have;
 };
 
@@ -127,30 +137,36 @@ static int cmp_desc(double a, double b)
 	return a > b ? -1 : a < b ? 1 : 0;
 }
 
-/* Largest first (use, then allocation, then name), like systemd-cgtop. */
-static void sort_rows(const struct top *tp, size_t *idx)
+static int cmp_rows(const void *pa, const void *pb, void *reverse)
+{
+	const struct row *a = pa, *b = pb;
+	int c = cmp_desc(a->use, b->use);
+
+	if (!c)
+		c = cmp_desc(a->alloc, b->alloc);
+	if (*(const bool *)reverse)
+		c = -c;
+	if (!c)
+		c = strcmp(a->t->name, b->t->name);
+	if (!c) /* same name twice: the daemon's order, so frames do not flicker */
+		c = (a->t > b->t) - (a->t < b->t);
+	return c;
+}
+
+/* Largest first (use, then allocation, then name), like systemd-cgtop.
+ * qsort: thousands of tenants are redrawn on every key press. */
+static void sort_rows(struct top *tp)
 {
 	size_t n = tp->st.n_tenants;
 
-	for (size_t i = 0; i < n; i++)
-		idx[i] = i;
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0; j--) {
-			const struct fcj_tenant *a = &tp->st.t[idx[j - 1]], *b = &tp->st.t[idx[j]];
-			int c = cmp_desc(sort_value(tp, a, false), sort_value(tp, b, false));
+	for (size_t i = 0; i < n; i++) {
+		struct row *rw = &tp->rows[i];
 
-			if (!c)
-				c = cmp_desc(sort_value(tp, a, true), sort_value(tp, b, true));
-			if (tp->reverse)
-				c = -c;
-			if (!c)
-				c = strcmp(a->name, b->name);
-			if (c <= 0)
-				break;
-			size_t t = idx[j - 1];
-			idx[j - 1] = idx[j];
-			idx[j] = t;
-		}
+		rw->t = &tp->st.t[i];
+		rw->use = sort_value(tp, rw->t, false);
+		rw->alloc = sort_value(tp, rw->t, true);
+	}
+	qsort_r(tp->rows, n, sizeof(*tp->rows), cmp_rows, &tp->reverse);
 }
 
 typedef void (*line_fn)(void *ctx, bool bold, const char *text);
@@ -185,11 +201,11 @@ static void pair(const struct fcj_status *s, const struct fcj_tenant *t, const c
 	snprintf(buf, len, "%s/%s", us, as);
 }
 
-static void render(const struct top *tp, line_fn out, void *ctx)
+static void render(struct top *tp, line_fn out, void *ctx)
 {
 	const struct fcj_status *s = &tp->st;
 	char sat[256] = "", cpu[40], mem[40], io[40], net[40];
-	size_t used = 0, idx[1024];
+	size_t used = 0;
 
 	emit(out, ctx, true,
 	     "fairshare  policy %s  mode %s  period #%llu (%.3g s)  refresh %.1f s%s%s", s->policy,
@@ -214,9 +230,9 @@ static void render(const struct top *tp, line_fn out, void *ctx)
 	emit(out, ctx, true, "%-16s %5s %6s %6s %7s %7s %-8s %-12s %12s %13s %13s %13s", "TENANT",
 	     "W", "ENT%", "GRANT%", "SHARE", "GAP", "MODE", "BOTTLENECK", "CPU use/al",
 	     "MEM use/al", "IO use/al", "NET use/al");
-	sort_rows(tp, idx);
-	for (size_t k = 0; k < s->n_tenants && k < sizeof(idx) / sizeof(idx[0]); k++) {
-		const struct fcj_tenant *t = &s->t[idx[k]];
+	sort_rows(tp);
+	for (size_t k = 0; k < s->n_tenants; k++) {
+		const struct fcj_tenant *t = tp->rows[k].t;
 
 		pair(s, t, "cpu", cpu, sizeof(cpu));
 		pair(s, t, "memory", mem, sizeof(mem));
@@ -229,10 +245,22 @@ static void render(const struct top *tp, line_fn out, void *ctx)
 	}
 }
 
+/* The one place the status and its rows are freed: on replacing them and on
+ * exit. */
+static void drop_status(struct top *tp)
+{
+	fcj_status_free(&tp->st);
+	free(tp->rows);
+	tp->rows = NULL;
+	tp->have = false;
+}
+
+/* On failure the last good status stays on screen, with the error above it. */
 static void fetch(struct top *tp)
 {
 	struct json_object *resp = NULL;
-	struct fcj_status st;
+	struct fcj_status st = {0};
+	struct row *rows = NULL;
 	int r;
 
 	r = fctl_request(fctl_socket_path(tp->sock), "status", NULL, &resp, tp->error,
@@ -240,14 +268,23 @@ static void fetch(struct top *tp)
 	if (r == 0) {
 		r = fcj_status_parse(resp, &st, tp->error, sizeof(tp->error));
 		json_object_put(resp);
-		if (r == 0) {
-			fcj_status_free(&tp->st);
-			tp->st = st;
-			tp->have = true;
-			tp->error[0] = '\0';
-		} else {
-			fcj_status_free(&st);
+	}
+	if (r == 0) {
+		rows = calloc(st.n_tenants ? st.n_tenants : 1, sizeof(*rows));
+		if (!rows) {
+			snprintf(tp->error, sizeof(tp->error), "out of memory for %zu tenants",
+				 st.n_tenants);
+			r = -ENOMEM;
 		}
+	}
+	if (r == 0) {
+		drop_status(tp);
+		tp->st = st;
+		tp->rows = rows;
+		tp->have = true;
+		tp->error[0] = '\0';
+	} else {
+		fcj_status_free(&st);
 	}
 	if (!tp->delay_set && tp->have && tp->st.interval > 0)
 		tp->delay = fmin(DELAY_MAX, fmax(DELAY_MIN, tp->st.interval));
@@ -522,10 +559,12 @@ int fairctl_top_main(int argc, char **argv)
 		fetch(&tp);
 		if (!tp.have) {
 			fprintf(stderr, "fairctl top: %s\n", tp.error);
-			return FAIRCTL_EXIT_FAIL;
+			ret = FAIRCTL_EXIT_FAIL;
+			goto out;
 		}
 		ret = run_curses(&tp);
 	}
-	fcj_status_free(&tp.st);
+out:
+	drop_status(&tp);
 	return ret;
 }

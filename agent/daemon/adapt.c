@@ -5,33 +5,18 @@
 #include <math.h>
 #include <string.h>
 
-static double interval_s(const struct fs_conf *c)
-{
-	return (double)c->agent.interval_us / 1e6;
-}
-
 void fsd_est_config(const struct fs_conf *c, struct est_config *ec)
 {
-	double t = interval_s(c);
-
+	(void)c;
 	est_config_default(ec);
-	ec->probe_step = pow(FSD_PROBE_STEP_PER_S, t);
-	ec->decay = pow(FSD_DECAY_PER_S, t);
 }
 
-void fsd_plan_config(const struct fs_conf *c, const bool *io_weight_works,
-		     struct plan_config *pc)
+void fsd_plan_config(const struct fs_conf *c, const bool *io_weight_works, struct plan_config *pc)
 {
-	double t = interval_s(c);
-
 	plan_config_default(pc);
 	pc->rule = c->agent.policy == FS_CONF_POLICY_NJC ? FS_RULE_NJC : FS_RULE_PSDSF;
 	pc->enforce = c->agent.enforce;
 	pc->res = c->res;
-	pc->mem_step_down = 1.0 - pow(1.0 - FSD_MEM_STEP_DOWN_PER_S, t);
-	pc->mode_hold = (unsigned)ceil(FSD_MODE_HOLD_S / t - 1e-9);
-	if (pc->mode_hold < 1)
-		pc->mode_hold = 1;
 	for (size_t k = 0; io_weight_works && k < c->n_disks && k < FS_MAX_DISKS; k++)
 		pc->io_weight_works[k] = io_weight_works[k];
 }
@@ -91,7 +76,7 @@ void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sampl
 		es->contended[r] = busy[r];
 		/* io.max in force = what we wrote last period */
 		if (fs_res_is_io(res->kind[r]) && prev && prev->write && limits_written &&
-		    prev->io[r] != PLAN_MAX)
+		    prev->io[r] != FS_VALUE_MAX)
 			es->limit[r] = (double)prev->io[r];
 	}
 	es->cpu_throttled_delta = s->cpu_nr_throttled;
@@ -102,8 +87,7 @@ void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sampl
 	es->cpu_wait = s->cpu_runq_wait_preempted;
 }
 
-void fsd_limits(const struct fs_resources *res, const struct plan_tenant *t,
-		struct fs_limits *l)
+void fsd_limits(const struct fs_resources *res, const struct plan_tenant *t, struct fs_limits *l)
 {
 	size_t n_disks = fs_resources_disks(res);
 
@@ -121,7 +105,8 @@ void fsd_limits(const struct fs_resources *res, const struct plan_tenant *t,
 	l->set |= FS_LIM_IO_MAX;
 	l->n_io = n_disks;
 	for (size_t k = 0; k < n_disks; k++)
-		l->io[k] = (struct fs_io_limit){{0, 0}, PLAN_MAX, PLAN_MAX, PLAN_MAX, PLAN_MAX};
+		l->io[k] = (struct fs_io_limit){
+		    {0, 0}, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX};
 	for (size_t r = 0; r < res->n; r++) {
 		int k = res->disk[r];
 

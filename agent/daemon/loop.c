@@ -20,9 +20,6 @@
 #include "sample_bpf.h"
 #include "writer.h"
 
-_Static_assert(FS_MAX_RES <= FS_MAX_RES, "estimator arrays too small for the config");
-_Static_assert(FS_MAX_DISKS == FS_MAX_DISKS, "plan and config disk counts differ");
-_Static_assert(PLAN_MAX == FS_LIMIT_MAX, "plan and writer spell \"max\" the same way");
 
 struct fsd_daemon {
 	struct fsd_options opt;
@@ -39,6 +36,9 @@ struct fsd_daemon {
 	struct fs_tenant_sample *samples;
 	struct est_state *est;
 	struct plan_tenant_in *pin;
+	struct fs_limits *wlim;	       /* the writer's input, per tenant */
+	bool *wskip;
+	struct fs_apply_result *wres;
 	struct plan plan;
 	bool have_plan;
 	struct fsd_published pub;
@@ -46,6 +46,7 @@ struct fsd_daemon {
 	sd_event *event;
 	sd_event_source *timer;
 	struct fsd_control *control; /* NULL when the socket could not be opened */
+	struct fsd_control_daemon control_ops; /* what its commands call */
 	bool released;		     /* fairctl release until the next reload */
 	int metrics_errno;	     /* last metrics write error, logged once */
 	uint64_t next_us;
@@ -83,28 +84,50 @@ static void plan_config_for(const struct fsd_daemon *d, const struct fs_conf *c,
 }
 
 /* Per-tenant arrays for conf; estimator states carried over by name. */
+/* The estimator state of the tenant called name before a reload, or NULL:
+ * the same index first, so an unchanged list costs no search. */
+static const struct est_state *old_est(const struct fsd_daemon *d, size_t i, const char *name)
+{
+	if (!d->conf)
+		return NULL;
+	if (i < d->n && !strcmp(d->conf->tenants[i].name, name))
+		return &d->est[i];
+	for (size_t j = 0; j < d->n; j++)
+		if (!strcmp(d->conf->tenants[j].name, name))
+			return &d->est[j];
+	return NULL;
+}
+
+/* Per-tenant arrays for conf; estimator states carried over by name. */
 static int tenants_alloc(struct fsd_daemon *d, const struct fs_conf *c)
 {
-	size_t n = c->n_tenants;
-	struct fs_tenant_sample *samples = calloc(n, sizeof(*samples));
-	struct est_state *est = calloc(n, sizeof(*est));
-	struct plan_tenant_in *pin = calloc(n, sizeof(*pin));
-	struct fsd_tenant_pub *pub = calloc(n, sizeof(*pub));
+	size_t n = c->n_tenants, m = n ? n : 1;
+	struct fs_tenant_sample *samples = calloc(m, sizeof(*samples));
+	struct est_state *est = calloc(m, sizeof(*est));
+	struct plan_tenant_in *pin = calloc(m, sizeof(*pin));
+	struct fsd_tenant_pub *pub = calloc(m, sizeof(*pub));
+	struct fs_limits *wlim = calloc(m, sizeof(*wlim));
+	bool *wskip = calloc(m, sizeof(*wskip));
+	struct fs_apply_result *wres = calloc(m, sizeof(*wres));
 
-	if (!samples || !est || !pin || !pub) {
+	if (!samples || !est || !pin || !pub || !wlim || !wskip || !wres) {
 		free(samples);
 		free(est);
 		free(pin);
 		free(pub);
+		free(wlim);
+		free(wskip);
+		free(wres);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct fs_conf_tenant *t = &c->tenants[i];
+		const struct est_state *old = old_est(d, i, t->name);
 
-		est_state_init(&est[i]);
-		for (size_t j = 0; d->conf && j < d->n; j++)
-			if (!strcmp(d->conf->tenants[j].name, t->name))
-				est[i] = d->est[j];
+		if (old)
+			est[i] = *old;
+		else
+			est_state_init(&est[i]);
 		plan_tenant_in_init(&pin[i], t->name);
 		pin[i].weight = t->weight;
 		pub[i].weight = t->weight;
@@ -120,10 +143,16 @@ static int tenants_alloc(struct fsd_daemon *d, const struct fs_conf *c)
 	free(d->est);
 	free(d->pin);
 	free(d->pub.t);
+	free(d->wlim);
+	free(d->wskip);
+	free(d->wres);
 	d->samples = samples;
 	d->est = est;
 	d->pin = pin;
 	d->pub.t = pub;
+	d->wlim = wlim;
+	d->wskip = wskip;
+	d->wres = wres;
 	d->pub.n_tenants = n;
 	d->n = n;
 	return 0;
@@ -265,6 +294,9 @@ void fsd_daemon_free(struct fsd_daemon *d)
 	free(d->est);
 	free(d->pin);
 	free(d->pub.t);
+	free(d->wlim);
+	free(d->wskip);
+	free(d->wres);
 	fs_conf_free(d->conf);
 	free(d);
 }
@@ -314,30 +346,33 @@ static void estimate_all(struct fsd_daemon *d)
 	}
 }
 
+/* The whole period in one writer call: one state save for every new original. */
 static void apply(struct fsd_daemon *d, const struct plan *pl, uint64_t now_us)
 {
 	d->pub.written = d->pub.failed = 0;
 	if (!d->writer || d->released)
 		return;
 	for (size_t i = 0; i < pl->n_tenants; i++) {
-		const struct plan_tenant *t = &pl->t[i];
-		const char *cg = d->conf->tenants[i].cgroup;
-		struct fs_apply_result res = {0};
-		struct fs_limits lim;
-		int r;
+		d->wskip[i] = !pl->t[i].write;
+		/* a new baseline or a vanished cgroup: maybe a new one under the name */
+		if (d->samples[i].reset || !d->samples[i].present)
+			fs_writer_recheck(d->writer, i);
+		if (!d->wskip[i])
+			fsd_limits(&d->pcfg.res, &pl->t[i], &d->wlim[i]);
+	}
+	fs_writer_apply_all(d->writer, pl->n_tenants, d->wlim, d->wskip, now_us, d->wres);
+	for (size_t i = 0; i < pl->n_tenants; i++) {
+		const struct fs_apply_result *res = &d->wres[i];
+		const char *cg = d->conf->tenants[i].cgroup, *name = pl->t[i].name;
 
-		if (!t->write)
-			continue;
-		fsd_limits(&d->pcfg.res, t, &lim);
-		r = fs_writer_apply(d->writer, cg, &lim, now_us, &res);
-		d->pub.written += res.written;
-		d->pub.failed += res.failed;
-		if (res.gone)
-			fsd_log(LOG_INFO, t->name, NULL, cg,
-				"tenant %s: cgroup %s vanished, skipped", t->name, cg);
-		else if (r < 0 && r != -EIO) /* -EIO: the writer logged each file */
-			fsd_log(LOG_ERR, t->name, NULL, cg, "tenant %s: applying limits to %s: %s",
-				t->name, cg, strerror(-r));
+		d->pub.written += res->written;
+		d->pub.failed += res->failed;
+		if (res->gone)
+			fsd_log(LOG_INFO, name, NULL, cg, "tenant %s: cgroup %s vanished, skipped",
+				name, cg);
+		else if (res->error < 0 && res->error != -EIO) /* -EIO: logged per file */
+			fsd_log(LOG_ERR, name, NULL, cg, "tenant %s: applying limits to %s: %s",
+				name, cg, strerror(-res->error));
 	}
 }
 
@@ -724,6 +759,26 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
 	return 0;
 }
 
+static const struct fsd_published *ctl_published(void *ctx)
+{
+	return fsd_daemon_published(ctx);
+}
+
+static int ctl_reload(void *ctx)
+{
+	return fsd_daemon_reload(ctx, fsd_daemon_now(ctx));
+}
+
+static int ctl_release(void *ctx)
+{
+	return fsd_daemon_release(ctx);
+}
+
+static int ctl_set_weight(void *ctx, const char *tenant, double weight)
+{
+	return fsd_daemon_set_weight(ctx, tenant, weight);
+}
+
 /* Without its socket the daemon still enforces: fair sharing matters more
  * than the view of it. Only a second daemon on the same socket is fatal
  * (two writers on the same cgroups). */
@@ -734,8 +789,15 @@ static int open_control(struct fsd_daemon *d)
 
 	if (!d->conf->agent.socket[0])
 		return 0;
-	r = fsd_control_daemon_open(&d->control, d->event, d, d->conf->agent.socket, err,
-				    sizeof(err));
+	d->control_ops = (struct fsd_control_daemon){
+	    .ctx = d,
+	    .published = ctl_published,
+	    .reload = ctl_reload,
+	    .release = ctl_release,
+	    .set_weight = ctl_set_weight,
+	};
+	r = fsd_control_daemon_open(&d->control, d->event, &d->control_ops, d->conf->agent.socket,
+				    err, sizeof(err));
 	if (r < 0)
 		fsd_err("%s; fairctl status/top will not work", err);
 	return r;

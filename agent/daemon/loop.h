@@ -17,6 +17,7 @@
 #include "paths.h"
 #include "estimate.h"
 #include "plan.h"
+#include "published.h"
 
 /* Exit codes (documented in fairshared --help). */
 enum {
@@ -41,36 +42,6 @@ void fsd_paths(const struct fsd_options *o, const struct fs_conf *c, struct fs_p
 
 /* The config environment of o: where cpu/memory = auto and disk names resolve. */
 void fsd_conf_env(const struct fsd_options *o, struct fs_conf_env *env);
-
-/* The latest per-tenant state, served by the control socket and metrics. */
-struct fsd_tenant_pub {
-	char name[FS_NAME_MAX];
-	char cgroup[PATH_MAX];
-	bool present;
-	double weight; /* in force: the config's or set-weight's */
-	double usage[FS_MAX_RES];
-	struct est_state est; /* est.demand = the demand given to the solver */
-	struct plan_tenant plan;
-};
-
-struct fsd_published {
-	uint64_t period;  /* completed periods */
-	uint64_t time_us; /* CLOCK_MONOTONIC of the period */
-	enum plan_mode mode;
-	char mode_reason[PLAN_REASON_MAX];
-	size_t n_saturated;
-	bool saturated[FS_MAX_RES];
-	unsigned written, failed; /* files, this period */
-	size_t n_tenants;
-	struct fsd_tenant_pub *t;
-	/* for status, explain and metrics */
-	struct plan_config pcfg; /* resources (names, kinds, capacities), rule */
-	const char *policy;	 /* "psdsf", "njc" */
-	uint64_t interval_us;
-	bool dry_run;
-	bool released; /* fairctl release: originals restored, not enforcing */
-	uint64_t written_total, failed_total, failed_periods_total;
-};
 
 struct fsd_daemon;
 

@@ -127,19 +127,19 @@ static uint64_t clamp_weight(double w)
 static uint64_t to_u64(double v)
 {
 	if (!isfinite(v) || v >= 1.8e19)
-		return PLAN_MAX;
+		return FS_VALUE_MAX;
 	return v <= 0 ? 0 : (uint64_t)llround(v);
 }
 
 static uint64_t page_down(uint64_t v)
 {
-	return v == PLAN_MAX ? v : v / PLAN_PAGE * PLAN_PAGE;
+	return v == FS_VALUE_MAX ? v : v / PLAN_PAGE * PLAN_PAGE;
 }
 
 static uint64_t page_up(uint64_t v)
 {
-	if (v == PLAN_MAX || v > PLAN_MAX - PLAN_PAGE)
-		return PLAN_MAX;
+	if (v == FS_VALUE_MAX || v > FS_VALUE_MAX - PLAN_PAGE)
+		return FS_VALUE_MAX;
 	return (v + PLAN_PAGE - 1) / PLAN_PAGE * PLAN_PAGE;
 }
 
@@ -184,7 +184,7 @@ static void set_limits(const struct plan_config *cfg, const struct plan_tenant_i
 /* A finite value within the dead band of the previous finite one keeps it. */
 static uint64_t sticky(const struct plan_config *cfg, uint64_t neu, uint64_t old)
 {
-	if (neu == PLAN_MAX || old == PLAN_MAX || old == 0)
+	if (neu == FS_VALUE_MAX || old == FS_VALUE_MAX || old == 0)
 		return neu;
 	return fabs((double)neu - (double)old) <= cfg->deadband * (double)old ? old : neu;
 }
@@ -196,7 +196,7 @@ static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_i
 		       enum plan_mode mode, const struct plan_tenant *prev, struct plan_tenant *t)
 {
 	t->cpu_period_usec = cfg->cpu_period_usec;
-	t->cpu_quota_usec = PLAN_MAX;
+	t->cpu_quota_usec = FS_VALUE_MAX;
 	for (size_t r = 0; r < cfg->res.n; r++) {
 		enum fs_res_kind k = cfg->res.kind[r];
 		double lim = t->limit[r];
@@ -235,11 +235,11 @@ static void set_memory(const struct plan_config *cfg, const struct plan_tenant_i
 	int r = fs_resources_find(&cfg->res, FS_RES_MEMORY);
 	uint64_t margin = cfg->mem_margin, usage, high, target, prev_max, step_floor;
 
-	t->mem_high = t->mem_max = PLAN_MAX;
+	t->mem_high = t->mem_max = FS_VALUE_MAX;
 	if (r < 0 || !(t->limit[r] < cfg->res.capacity[r]))
 		return;
 	usage = to_u64(in->usage[r]);
-	if (usage == PLAN_MAX)
+	if (usage == FS_VALUE_MAX)
 		usage = 0;
 	high = page_down(to_u64(t->limit[r]));
 	if (high < PLAN_PAGE)
@@ -248,8 +248,8 @@ static void set_memory(const struct plan_config *cfg, const struct plan_tenant_i
 	if (usage + margin > target)
 		target = usage + margin;
 	/* Lowering memory.max quickly risks an OOM kill: at most one step. */
-	prev_max = prev ? prev->mem_max : PLAN_MAX;
-	if (prev_max == PLAN_MAX)
+	prev_max = prev ? prev->mem_max : FS_VALUE_MAX;
+	if (prev_max == FS_VALUE_MAX)
 		prev_max = to_u64(cfg->res.capacity[r]) + margin;
 	step_floor = to_u64((double)prev_max * (1.0 - cfg->mem_step_down));
 	if (step_floor > target)
@@ -349,7 +349,7 @@ static int set_weights(const struct plan_config *cfg, size_t n, const struct pla
 		       const struct plan_problem *pp, struct plan *pl, struct fs_error *err)
 {
 	size_t np = pp->p.n_tenants, m = cfg->res.n;
-	double wsum = 0, *entitled = NULL, *consumed = NULL, *prio = NULL;
+	double *entitled = NULL, *consumed = NULL, *prio = NULL;
 	int *gap_res = NULL, ret = 0;
 	bool *promoted = NULL, bottleneck[FS_MAX_RES];
 
@@ -373,15 +373,13 @@ static int set_weights(const struct plan_config *cfg, size_t n, const struct pla
 	}
 	for (size_t r = 0; r < m; r++)
 		bottleneck[r] = is_bottleneck(pl, r);
-	for (size_t j = 0; j < np; j++)
-		wsum += pp->weight[j];
 	for (size_t j = 0; j < np; j++) {
 		const struct plan_tenant_in *ti = &in[pp->index[j]];
 
 		for (size_t r = 0; r < m; r++) {
 			double c = ti->usage[r] / cfg->res.capacity[r];
 
-			entitled[j * m + r] = ti->weight / wsum;
+			entitled[j * m + r] = pl->t[pp->index[j]].entitlement;
 			consumed[j * m + r] = c > 0 ? fmin(c, 1.0) : 0.0;
 		}
 	}
@@ -450,7 +448,7 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 		t->bottleneck = FS_NO_RESOURCE;
 		t->gap_resource = FS_NO_RESOURCE;
 		for (size_t r = 0; r < FS_MAX_RES; r++)
-			t->io[r] = PLAN_MAX;
+			t->io[r] = FS_VALUE_MAX;
 	}
 	for (size_t j = 0; j < pp.p.n_tenants; j++) {
 		struct plan_tenant *t = &out->t[pp.index[j]];
@@ -465,9 +463,13 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 			used[r] += t->alloc[r];
 		}
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		double w = out->t[i].in_problem ? wsum : wsum + in[i].weight;
+
+		out->t[i].entitlement = w > 0 ? in[i].weight / w : 0;
 		for (size_t r = 0; r < m && in[i].present; r++)
 			use[r] += fmax(0.0, in[i].usage[r]);
+	}
 	for (size_t r = 0; r < m; r++) {
 		/* Not memory: full of page cache on any long-running host, and its
 		 * limits are the same in both modes. */
@@ -496,71 +498,38 @@ out:
 	return ret;
 }
 
-void plan_fmt_u64(uint64_t v, char *buf, size_t len)
-{
-	if (v == PLAN_MAX)
-		snprintf(buf, len, "max");
-	else
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-}
-
 void plan_fmt_cpu_max(const struct plan_tenant *t, char *buf, size_t len)
 {
-	char q[24];
+	struct fs_limits l = {.set = FS_LIM_CPU_MAX,
+			      .cpu_quota_us = t->cpu_quota_usec,
+			      .cpu_period_us = t->cpu_period_usec};
 
-	plan_fmt_u64(t->cpu_quota_usec, q, sizeof(q));
-	snprintf(buf, len, "%s %llu", q, (unsigned long long)t->cpu_period_usec);
+	if (fs_cgfile_format(FS_CGF_CPU_MAX, &l, 0, buf, len) < 0 && len)
+		buf[0] = '\0';
 }
 
 bool plan_fmt_io_max(const struct plan_config *cfg, const struct plan_tenant *t, int disk,
 		     char *buf, size_t len)
 {
-	static const char *const key[] = {
-	    [FS_RES_IO_RBPS] = "rbps",
-	    [FS_RES_IO_WBPS] = "wbps",
-	    [FS_RES_IO_RIOPS] = "riops",
-	    [FS_RES_IO_WIOPS] = "wiops",
-	};
-	size_t used = 0;
-	bool any = false;
+	struct fs_io_limit io = {{0, 0}, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX};
+	uint64_t *v[FS_IO__COUNT] = {&io.rbps, &io.wbps, &io.riops, &io.wiops};
+	unsigned keys = 0;
 
-	buf[0] = '\0';
 	for (size_t r = 0; r < cfg->res.n; r++) {
-		char v[24];
-		int w;
+		int k = fs_res_io_index(cfg->res.kind[r]);
 
-		if (!fs_res_is_io(cfg->res.kind[r]) || cfg->res.disk[r] != disk)
+		if (k < 0 || cfg->res.disk[r] != disk)
 			continue;
-		if (!any) {
-			w = snprintf(buf, len, "%u:%u", cfg->res.dev[r].major,
-				     cfg->res.dev[r].minor);
-			if (w > 0 && (size_t)w < len)
-				used = (size_t)w;
-			any = true;
-		}
-		plan_fmt_u64(t->io[r], v, sizeof(v));
-		w = snprintf(buf + used, len - used, " %s=%s", key[cfg->res.kind[r]], v);
-		if (w > 0 && (size_t)w < len - used)
-			used += (size_t)w;
+		io.dev = cfg->res.dev[r];
+		*v[k] = t->io[r];
+		keys |= 1u << k;
 	}
-	return any;
-}
-
-/* Compact human numbers for the summary line. */
-static void fmt_amount(enum fs_res_kind k, double v, char *buf, size_t len)
-{
-	if (!isfinite(v))
-		snprintf(buf, len, "max");
-	else if (k == FS_RES_CPU)
-		snprintf(buf, len, "%.3g", v);
-	else if (k == FS_RES_IO_RIOPS || k == FS_RES_IO_WIOPS)
-		snprintf(buf, len, "%.0f", v);
-	else if (v >= 1 << 30)
-		snprintf(buf, len, "%.2fG", v / (1 << 30));
-	else if (v >= 1 << 20)
-		snprintf(buf, len, "%.1fM", v / (1 << 20));
-	else
-		snprintf(buf, len, "%.0fK", v / 1024);
+	if (len)
+		buf[0] = '\0';
+	if (!keys)
+		return false;
+	fs_fmt_io_max(&io, keys, buf, len);
+	return true;
 }
 
 void plan_fmt_summary(const struct plan_config *cfg, const struct plan *p, size_t i, char *buf,
@@ -572,8 +541,8 @@ void plan_fmt_summary(const struct plan_config *cfg, const struct plan *p, size_
 	int w;
 
 	plan_fmt_cpu_max(t, cpu, sizeof(cpu));
-	plan_fmt_u64(t->mem_high, mh, sizeof(mh));
-	plan_fmt_u64(t->mem_max, mm, sizeof(mm));
+	fs_fmt_value(t->mem_high, mh, sizeof(mh));
+	fs_fmt_value(t->mem_max, mm, sizeof(mm));
 	w = snprintf(buf, len,
 		     "tenant=%s mode=%s x=%.4f share=%.4f bottleneck=%s gap=%.4f write=%d "
 		     "cpu.max=\"%s\" cpu.weight=%llu io.weight=%llu memory.high=%s memory.max=%s",
@@ -597,8 +566,8 @@ void plan_fmt_summary(const struct plan_config *cfg, const struct plan *p, size_
 	for (size_t r = 0; r < cfg->res.n && used < len - 1; r++) {
 		char a[24], l[24];
 
-		fmt_amount(cfg->res.kind[r], t->alloc[r], a, sizeof(a));
-		fmt_amount(cfg->res.kind[r], t->limit[r], l, sizeof(l));
+		fs_res_fmt_amount(cfg->res.kind[r], t->alloc[r], a, sizeof(a));
+		fs_res_fmt_amount(cfg->res.kind[r], t->limit[r], l, sizeof(l));
 		w = snprintf(buf + used, len - used, " %s=%s/%s", cfg->res.name[r], a, l);
 		used = w > 0 && (size_t)w < len - used ? used + (size_t)w : len - 1;
 	}

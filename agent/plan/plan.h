@@ -82,11 +82,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cgfile.h"
 #include "enforce.h"
 #include "estimate.h"
 #include "policy.h"
 
-#define PLAN_MAX	 UINT64_MAX /* the cgroup value "max" */
 #define PLAN_WEIGHT_MIN	 1
 #define PLAN_WEIGHT_MAX	 10000
 #define PLAN_PAGE	 4096
@@ -146,13 +146,15 @@ void plan_tenant_in_init(struct plan_tenant_in *t, const char *name);
 struct plan_tenant {
 	char name[64];
 	bool write; /* false: leave this tenant's files alone */
-	/* target values; PLAN_MAX = "max" */
+	/* target values; FS_VALUE_MAX = "max" */
 	uint64_t cpu_quota_usec, cpu_period_usec;
 	uint64_t cpu_weight, io_weight;
 	uint64_t mem_high, mem_max;
 	uint64_t io[FS_MAX_RES]; /* io resources: rbps/wbps/riops/wiops value */
 	/* diagnostics */
 	bool in_problem;	   /* present and solved */
+	double entitlement;	   /* weight / the weights of the tenants in the problem
+				      (with its own when it is not in it) */
 	double x;		   /* fraction of demand granted */
 	double share;		   /* the rule's share (see fs_tenant_result) */
 	int bottleneck;		   /* resource index or FS_NO_RESOURCE */
@@ -199,8 +201,7 @@ int plan_problem_build(const struct plan_config *cfg, size_t n, const struct pla
 		       struct plan_problem *pp);
 void plan_problem_free(struct plan_problem *pp);
 
-/* File values as the kernel reads them. */
-void plan_fmt_u64(uint64_t v, char *buf, size_t len); /* "max" or the number */
+/* File values as the kernel reads them (model/cgfile.h formats them). */
 void plan_fmt_cpu_max(const struct plan_tenant *t, char *buf, size_t len);
 /*
  * The io.max line of disk index `disk` ("254:0 rbps=1048576 wbps=max"), with

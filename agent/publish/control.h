@@ -32,7 +32,9 @@
 #define FSD_CONTROL_MAX_LINE	  4096
 #define FSD_CONTROL_MAX_CLIENTS	  16
 #define FSD_CONTROL_TIMEOUT_US	  (5 * 1000000ULL)
-#define FSD_CONTROL_MAX_RESPONSE  (4u << 20) /* an answer larger than this is an error */
+/* an answer larger than this is an error: status is ~600 bytes a tenant, so
+ * this covers some 100,000 tenants */
+#define FSD_CONTROL_MAX_RESPONSE (64u << 20)
 
 /* Error codes in "code" (stable; fairctl maps them to messages). */
 #define FSD_CODE_BAD_REQUEST	 "bad-request"

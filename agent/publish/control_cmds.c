@@ -30,12 +30,19 @@ static int tenant_arg(const struct fsd_published *p, struct json_object *req, si
 	return -ENOENT;
 }
 
+static const struct fsd_published *published(void *ctx)
+{
+	const struct fsd_control_daemon *d = ctx;
+
+	return d->published(d->ctx);
+}
+
 static int cmd_status(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
 		      struct json_object *resp, char *err, size_t errlen)
 {
 	(void)peer;
 	(void)req;
-	if (fsd_json_status(fsd_daemon_published(ctx), resp) < 0) {
+	if (fsd_json_status(published(ctx), resp) < 0) {
 		snprintf(err, errlen, "status: out of memory");
 		return -ENOMEM;
 	}
@@ -45,7 +52,7 @@ static int cmd_status(void *ctx, const struct fsd_control_peer *peer, struct jso
 static int cmd_tenants(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
 		       struct json_object *resp, char *err, size_t errlen)
 {
-	const struct fsd_published *p = fsd_daemon_published(ctx);
+	const struct fsd_published *p = published(ctx);
 	struct json_object *a = json_object_new_array();
 
 	(void)peer;
@@ -72,7 +79,7 @@ static int cmd_tenants(void *ctx, const struct fsd_control_peer *peer, struct js
 static int cmd_explain(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
 		       struct json_object *resp, char *err, size_t errlen)
 {
-	const struct fsd_published *p = fsd_daemon_published(ctx);
+	const struct fsd_published *p = published(ctx);
 	size_t i;
 	int r;
 
@@ -91,14 +98,14 @@ static int cmd_explain(void *ctx, const struct fsd_control_peer *peer, struct js
 static int cmd_reload(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
 		      struct json_object *resp, char *err, size_t errlen)
 {
-	struct fsd_daemon *d = ctx;
+	const struct fsd_control_daemon *d = ctx;
 	int r;
 
 	(void)req;
 	(void)resp;
 	fsd_info("reload requested over the control socket (pid %d uid %u)", (int)peer->pid,
 		 (unsigned)peer->uid);
-	r = fsd_daemon_reload(d, fsd_daemon_now(d));
+	r = d->reload(d->ctx);
 	if (r < 0)
 		snprintf(err, errlen, "reload refused, running config kept (see the daemon's log)");
 	return r == -EINVAL ? -EIO : r; /* a refused file is not a bad request */
@@ -107,13 +114,14 @@ static int cmd_reload(void *ctx, const struct fsd_control_peer *peer, struct jso
 static int cmd_release(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
 		       struct json_object *resp, char *err, size_t errlen)
 {
+	const struct fsd_control_daemon *d = ctx;
 	int r;
 
 	(void)req;
 	(void)resp;
 	fsd_info("release requested over the control socket (pid %d uid %u)", (int)peer->pid,
 		 (unsigned)peer->uid);
-	r = fsd_daemon_release(ctx);
+	r = d->release(d->ctx);
 	if (r < 0)
 		snprintf(err, errlen, "release: some original values could not be restored: %s",
 			 strerror(-r));
@@ -123,7 +131,8 @@ static int cmd_release(void *ctx, const struct fsd_control_peer *peer, struct js
 static int cmd_set_weight(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
 			  struct json_object *resp, char *err, size_t errlen)
 {
-	const struct fsd_published *p = fsd_daemon_published(ctx);
+	const struct fsd_control_daemon *d = ctx;
+	const struct fsd_published *p = published(ctx);
 	struct json_object *v;
 	size_t i;
 	int r;
@@ -138,7 +147,7 @@ static int cmd_set_weight(void *ctx, const struct fsd_control_peer *peer, struct
 		snprintf(err, errlen, "a number \"weight\" is required");
 		return -EINVAL;
 	}
-	r = fsd_daemon_set_weight(ctx, p->t[i].name, json_object_get_double(v));
+	r = d->set_weight(d->ctx, p->t[i].name, json_object_get_double(v));
 	if (r == -EINVAL)
 		snprintf(err, errlen, "weight must be a finite number > 0");
 	return r;
@@ -150,14 +159,15 @@ static const struct fsd_control_cmd commands[] = {
     {"release", true, cmd_release},  {"set-weight", true, cmd_set_weight},
 };
 
-int fsd_control_daemon_open(struct fsd_control **out, sd_event *e, struct fsd_daemon *d,
-			    const char *path, char *err, size_t errlen)
+int fsd_control_daemon_open(struct fsd_control **out, sd_event *e,
+			    const struct fsd_control_daemon *dmn, const char *path, char *err,
+			    size_t errlen)
 {
 	struct fsd_control_opts o = {
 	    .path = path,
 	    .cmds = commands,
 	    .n_cmds = sizeof(commands) / sizeof(commands[0]),
-	    .ctx = d,
+	    .ctx = (void *)dmn,
 	};
 
 	return fsd_control_open(out, e, &o, err, errlen);

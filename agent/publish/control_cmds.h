@@ -15,9 +15,23 @@
 #include <systemd/sd-event.h>
 
 #include "control.h"
-#include "loop.h"
+#include "published.h"
 
-int fsd_control_daemon_open(struct fsd_control **out, sd_event *e, struct fsd_daemon *d,
-			    const char *path, char *err, size_t errlen);
+/* What the commands ask of the daemon (agent/daemon/loop.c provides them),
+ * so the socket's code does not depend on the loop's. Each returns 0 or
+ * -errno (logged by the daemon). */
+struct fsd_control_daemon {
+	void *ctx;
+	const struct fsd_published *(*published)(void *ctx);
+	int (*reload)(void *ctx);
+	int (*release)(void *ctx);
+	/* -ENOENT (no such tenant), -EINVAL (not a finite weight > 0) */
+	int (*set_weight)(void *ctx, const char *tenant, double weight);
+};
+
+/* dmn must outlive the control. 0 or -errno with err filled. */
+int fsd_control_daemon_open(struct fsd_control **out, sd_event *e,
+			    const struct fsd_control_daemon *dmn, const char *path, char *err,
+			    size_t errlen);
 
 #endif /* FAIRSHARE_AGENT_CONTROL_CMDS_H */

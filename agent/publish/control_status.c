@@ -7,81 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *fsd_res_kind_name(enum fs_res_kind k)
-{
-	switch (k) {
-	case FS_RES_CPU:
-		return "cpu";
-	case FS_RES_MEMORY:
-		return "memory";
-	case FS_RES_IO_RBPS:
-		return "io-rbps";
-	case FS_RES_IO_WBPS:
-		return "io-wbps";
-	case FS_RES_IO_RIOPS:
-		return "io-riops";
-	case FS_RES_IO_WIOPS:
-		return "io-wiops";
-	case FS_RES_NET:
-		break;
-	}
-	return "net";
-}
-
-const char *fsd_res_unit(enum fs_res_kind k)
-{
-	switch (k) {
-	case FS_RES_CPU:
-		return "cores";
-	case FS_RES_MEMORY:
-		return "bytes";
-	case FS_RES_IO_RIOPS:
-	case FS_RES_IO_WIOPS:
-		return "ops/s";
-	default:
-		return "bytes/s";
-	}
-}
-
 struct json_object *fsd_json_num(double v)
 {
 	return isfinite(v) ? json_object_new_double(v) : NULL; /* NULL is JSON null */
-}
-
-double fsd_entitlement(const struct fsd_published *p, size_t i)
-{
-	double sum = 0;
-
-	for (size_t j = 0; j < p->n_tenants; j++)
-		if (p->t[j].plan.in_problem || j == i)
-			sum += p->t[j].weight;
-	return sum > 0 ? p->t[i].weight / sum : 0;
-}
-
-bool fsd_is_bottleneck(const struct fsd_published *p, size_t i, size_t r)
-{
-	const struct plan_tenant *t = &p->t[i].plan;
-
-	if (!t->in_problem || r >= p->pcfg.res.n || !p->saturated[r])
-		return false;
-	return t->bottleneck == (int)r ||
-	       t->alloc[r] >= FSD_BOTTLENECK_MIN_SHARE * p->pcfg.res.capacity[r];
-}
-
-static const char *tenant_mode(const struct fsd_published *p, size_t i)
-{
-	if (!p->t[i].present)
-		return "absent";
-	if (p->released)
-		return "released";
-	switch (p->mode) {
-	case PLAN_MODE_LIMITS:
-		return "limits";
-	case PLAN_MODE_WEIGHTS:
-		return "priority";
-	default:
-		return "off";
-	}
 }
 
 static void add(struct json_object *o, const char *key, struct json_object *v)
@@ -115,9 +43,9 @@ static struct json_object *limits(const struct fsd_published *p, size_t i)
 	add(o, "cpu.max", json_object_new_string(buf));
 	add(o, "cpu.weight", json_object_new_int64((int64_t)t->cpu_weight));
 	add(o, "io.weight", json_object_new_int64((int64_t)t->io_weight));
-	plan_fmt_u64(t->mem_high, buf, sizeof(buf));
+	fs_fmt_value(t->mem_high, buf, sizeof(buf));
 	add(o, "memory.high", json_object_new_string(buf));
-	plan_fmt_u64(t->mem_max, buf, sizeof(buf));
+	fs_fmt_value(t->mem_max, buf, sizeof(buf));
 	add(o, "memory.max", json_object_new_string(buf));
 	for (size_t r = 0; r < p->pcfg.res.n; r++) {
 		int disk = p->pcfg.res.disk[r];
@@ -153,7 +81,7 @@ struct json_object *fsd_json_tenant(const struct fsd_published *p, size_t i)
 	add(o, "entitlement", fsd_json_num(fsd_entitlement(p, i)));
 	add(o, "granted", fsd_json_num(t->x));
 	add(o, "share", fsd_json_num(t->share));
-	add(o, "mode", json_object_new_string(tenant_mode(p, i)));
+	add(o, "mode", json_object_new_string(fsd_tenant_mode(p, i)));
 	add(o, "bottleneck",
 	    t->in_problem && t->bottleneck >= 0 && (size_t)t->bottleneck < res->n
 		? json_object_new_string(res->name[t->bottleneck])
@@ -194,8 +122,8 @@ static struct json_object *resource(const struct fsd_published *p, size_t r)
 			used += p->t[i].usage[r];
 	}
 	add(o, "name", json_object_new_string(res->name[r]));
-	add(o, "kind", json_object_new_string(fsd_res_kind_name(res->kind[r])));
-	add(o, "unit", json_object_new_string(fsd_res_unit(res->kind[r])));
+	add(o, "kind", json_object_new_string(fs_res_kind_name(res->kind[r])));
+	add(o, "unit", json_object_new_string(fs_res_unit(res->kind[r])));
 	add(o, "capacity", fsd_json_num(res->capacity[r]));
 	add(o, "saturated", json_object_new_boolean(p->saturated[r]));
 	add(o, "allocated", fsd_json_num(alloc));

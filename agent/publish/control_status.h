@@ -27,20 +27,8 @@
 
 #include <json-c/json.h>
 
-#include "loop.h"
+#include "published.h"
 
-/* A resource is one of a tenant's bottlenecks when it is saturated and the
- * tenant holds at least this fraction of it (or the solver named it). */
-#define FSD_BOTTLENECK_MIN_SHARE 0.01
-
-/* "cpu" -> "cores" etc. */
-const char *fsd_res_kind_name(enum fs_res_kind k);
-const char *fsd_res_unit(enum fs_res_kind k);
-
-/* Entitlement of tenant i: its weight over the weights of present tenants. */
-double fsd_entitlement(const struct fsd_published *p, size_t i);
-/* Whether resource r is one of tenant i's bottlenecks (see above). */
-bool fsd_is_bottleneck(const struct fsd_published *p, size_t i, size_t r);
 
 /* Adds the status members to o. 0 or -ENOMEM. */
 int fsd_json_status(const struct fsd_published *p, struct json_object *o);

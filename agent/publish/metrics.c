@@ -62,7 +62,7 @@ static void sample(FILE *f, const char *name, const char *tenant, const char *re
 
 static double u64(uint64_t v)
 {
-	return v == PLAN_MAX ? INFINITY : (double)v;
+	return v == FS_VALUE_MAX ? INFINITY : (double)v;
 }
 
 static void daemon_metrics(FILE *f, const struct fsd_published *p)

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "loop.h"
+#include "published.h"
 
 /* Writes the exposition text of p to f. 0 or -errno. */
 int fsd_metrics_print(FILE *f, const struct fsd_published *p);

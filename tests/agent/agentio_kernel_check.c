@@ -146,6 +146,7 @@ int main(int argc, char **argv)
 {
 	const char *t1 = "fs-agentio/t1", *t2 = "fs-agentio/t2";
 	const char *tenants[] = {t1, t2};
+	enum { T1, T2 }; /* writer tenant indexes */
 	struct fs_devnum dev;
 	char state_dir[] = "/tmp/fs-agentio-state-XXXXXX";
 	char path[1024], line[256];
@@ -194,12 +195,22 @@ int main(int argc, char **argv)
 	    .n_io = 1,
 	    .io = {{.dev = dev,
 		    .rbps = 4194304,
-		    .wbps = FS_LIMIT_MAX,
-		    .riops = FS_LIMIT_MAX,
+		    .wbps = FS_VALUE_MAX,
+		    .riops = FS_VALUE_MAX,
 		    .wiops = 1000}},
 	    .io_weight = 50,
 	};
-	r = fs_writer_apply(w, t1, &l, mono_us(), &res);
+	{
+		/* One period for both tenants, t2 left alone. */
+		struct fs_limits both[2] = {l, l};
+		const bool skip[2] = {false, true};
+		struct fs_apply_result rs[2];
+
+		r = fs_writer_apply_all(w, 2, both, skip, mono_us(), rs);
+		res = rs[T1];
+		check(rs[T2].written == 0 && fs_writer_saved_count(w) == 7,
+		      "skipped tenant untouched (saved %zu)", fs_writer_saved_count(w));
+	}
 	check(r == 0 && res.written == 7 && res.failed == 0,
 	      "apply all 7 files (r=%d written=%u failed=%u)", r, res.written, res.failed);
 	check(strcmp(rd(t1, "cpu.max"), "20000 100000") == 0, "cpu.max = '%s'", rd(t1, "cpu.max"));
@@ -220,7 +231,7 @@ int main(int argc, char **argv)
 	l.cpu_burst_us = 2000;
 	l.mem_high = 32 << 20;
 	l.mem_max = 48 << 20;
-	r = fs_writer_apply(w, t1, &l, mono_us(), &res);
+	r = fs_writer_apply(w, T1, &l, mono_us(), &res);
 	check(r == 0 && res.written == 4 && res.failed == 0 && res.unchanged == 3,
 	      "lower quota below the old burst in a safe order (r=%d written=%u failed=%u)", r,
 	      res.written, res.failed);
@@ -233,9 +244,9 @@ int main(int argc, char **argv)
 		uint64_t t = mono_us();
 
 		for (int i = 0; i < 3; i++)
-			fs_writer_apply(w, t2, &bad, t + (uint64_t)i, &res);
+			fs_writer_apply(w, T2, &bad, t + (uint64_t)i, &res);
 		check(res.failed == 1, "period 500 us refused by the kernel");
-		fs_writer_apply(w, t2, &bad, t + 10, &res);
+		fs_writer_apply(w, T2, &bad, t + 10, &res);
 		check(res.unsupported == 1 && res.failed == 0,
 		      "cpu.max in back-off after 3 EINVALs");
 	}
@@ -251,7 +262,7 @@ int main(int argc, char **argv)
 						.log = logcb};
 		l.cpu_quota_us = 20000;
 		l.cpu_burst_us = 0;
-		fs_writer_apply(w, t1, &l, mono_us(), &res);
+		fs_writer_apply(w, T1, &l, mono_us(), &res);
 		pid = burner(t1);
 		check(fs_sampler_cgroupfs.open(&smp, &cfg) == 0, "sampler opened");
 		usleep(300000);
@@ -309,10 +320,11 @@ int main(int argc, char **argv)
 	check(fs_writer_saved_count(w) == 0, "nothing left saved");
 
 	/* A vanished cgroup: gone for the writer, absent for the sampler. */
-	fs_writer_apply(w, t2, &l, mono_us(), &res);
+	fs_writer_apply(w, T2, &l, mono_us(), &res);
 	snprintf(path, sizeof(path), "%s/%s", root, t2);
 	check(rmdir(path) == 0, "t2 removed");
-	r = fs_writer_apply(w, t2, &l, mono_us() + 20000000, &res);
+	fs_writer_recheck(w, T2); /* unchanged values are not even opened otherwise */
+	r = fs_writer_apply(w, T2, &l, mono_us() + 20000000, &res);
 	check(r == 0 && res.gone, "apply on removed t2: gone");
 	fs_sampler_cgroupfs.sample(smp, mono_us(), s);
 	check(!s[1].present, "sampler: t2 absent");

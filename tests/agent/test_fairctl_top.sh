@@ -8,6 +8,14 @@
 # was (alternate screen gone, canonical mode and echo back on). Then batch
 # mode (stdout not a TTY, -n 2) prints two plain frames.
 #
+# Then 5,000 tenants (top once kept its sort index in a 1024-entry stack
+# array): fairshared itself refuses more than 1024 [tenant.*] sections, so a
+# python3 stand-in on its own socket answers "status" with the real daemon's
+# answer, its tenants copied to t0000..t4999 with distinct cpu use (2.9 MB).
+# Batch mode must print all 5,000 rows in cpu order in both frames; in the
+# terminal the largest user must be on top, c (reverse) must put the
+# smallest there, q must exit 0.
+#
 # Orders (usage is 0 cpu and 100 MiB each in the fake tree): by cpu use,
 # ties by cpu allocation (a 1.5, b 1.5, c 1.0) -> a b c; by gap (a 0.25,
 # b 0.25, c 0.5) -> c a b; by memory use (ties) then memory allocation
@@ -18,12 +26,15 @@ set -eu
 FAIRSHARED=$1
 FAIRCTL=$2
 . "$3/test_fairctl_lib.sh"
+PYTHON=${PYTHON:-python3}
+N_BIG=5000
 
 DIR=$(mktemp -d)
 TMUX_SOCK="$DIR/tmux.sock"
 tm() { tmux -S "$TMUX_SOCK" "$@"; }
 cleanup() {
 	tm kill-server 2>/dev/null || true
+	if [ -n "${BIG_PID:-}" ]; then kill "$BIG_PID" 2>/dev/null || true; fi
 	stop_daemon
 	rm -rf "$DIR"
 }
@@ -31,11 +42,12 @@ trap cleanup EXIT
 fail() {
 	echo "FAIL: $*" >&2
 	echo "--- screen:" >&2
-	tm capture-pane -p -t top 2>/dev/null >&2 || true
+	tm capture-pane -p -t "$PANE" 2>/dev/null >&2 || true
 	exit 1
 }
 
-screen() { tm capture-pane -p -t top; }
+PANE=top
+screen() { tm capture-pane -p -t "$PANE"; }
 
 # wait_for TEXT: until the screen contains TEXT (5 s)
 wait_for() {
@@ -108,6 +120,97 @@ screen | grep -qE "(^| )echo( |$)" || fail "terminal left without echo"
 [ "$(grep -c '^TENANT' "$DIR/batch.txt")" = 2 ] || fail "batch frames: $(cat "$DIR/batch.txt")"
 if grep -q "$(printf '\033')" "$DIR/batch.txt"; then fail "escape sequences in batch output"; fi
 grep -q "^c .* 0.00/1.00 " "$DIR/batch.txt" || fail "batch row of c: $(cat "$DIR/batch.txt")"
+
+# 5,000 tenants: the stand-in daemon (see the top of this file). It writes
+# the names in the expected order (cpu use, largest first) to big.order and
+# binds its socket only once its answer is ready.
+BIG_SOCK="$DIR/big.sock"
+"$PYTHON" - "$SOCK" "$BIG_SOCK" "$N_BIG" "$DIR/big.order" <<'PY' 2>"$DIR/big.log" &
+import copy, json, socket, sys
+
+real, path, n, order = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+
+def read_line(s):
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = s.recv(1 << 16)
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+c = socket.socket(socket.AF_UNIX)
+c.connect(real)
+c.sendall(b'{"command":"status"}\n')
+st = json.loads(read_line(c))
+c.close()
+assert st["ok"] and [t["name"] for t in st["tenants"]] == ["a", "b", "c"], st
+tenants = []
+for i in range(n):
+    t = copy.deepcopy(st["tenants"][i % 3])
+    t["name"], t["cgroup"] = "t%04d" % i, "t%04d.slice" % i
+    t["usage"]["cpu"] = (i * 7919 % n) / 1000.0  # 7919 is prime: all distinct
+    tenants.append(t)
+st["tenants"] = tenants
+answer = (json.dumps(st, separators=(",", ":")) + "\n").encode()
+with open(order, "w") as f:
+    f.writelines(t["name"] + "\n" for t in sorted(tenants, key=lambda t: -t["usage"]["cpu"]))
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path)
+srv.listen(8)
+while True:
+    c, _ = srv.accept()
+    try:
+        if json.loads(read_line(c)).get("command") == "status":
+            c.sendall(answer)
+        else:
+            c.sendall(b'{"ok":false,"code":"unknown","error":"status only"}\n')
+    except (OSError, ValueError):
+        pass
+    c.close()
+PY
+BIG_PID=$!
+i=0
+while [ ! -S "$BIG_SOCK" ]; do
+	[ $i -lt 100 ] || fail "stand-in daemon did not come up: $(cat "$DIR/big.log")"
+	sleep 0.1
+	i=$((i + 1))
+done
+
+"$FAIRCTL" top --socket "$BIG_SOCK" -n 2 -d 0.1 >"$DIR/big.txt" 2>"$DIR/big.err" ||
+	fail "batch with $N_BIG tenants: exit status $?: $(head -n 12 "$DIR/big.err")"
+[ "$(grep -c '^TENANT' "$DIR/big.txt")" = 2 ] || fail "batch frames with $N_BIG tenants"
+for f in 1 2; do
+	awk -v f=$f '/^TENANT/ { n++ } n == f && $1 ~ /^t[0-9]+$/ { print $1 }' "$DIR/big.txt" \
+	    >"$DIR/big.frame$f"
+	cmp -s "$DIR/big.order" "$DIR/big.frame$f" ||
+		fail "frame $f with $N_BIG tenants: $(wc -l <"$DIR/big.frame$f") rows," \
+		    "first difference: $(diff "$DIR/big.order" "$DIR/big.frame$f" | sed -n 2p)"
+done
+
+PANE=big
+tm new-session -d -s big -x 150 -y 30 \
+	"'$FAIRCTL' top --socket '$BIG_SOCK' -d 0.3; echo EXIT=\$?; sleep 60"
+wait_for "TENANT"
+first() { screen | awk '$1 ~ /^t[0-9]+$/ && NF > 8 { print $1; exit }'; }
+wait_first() {
+	i=0
+	while [ $i -lt 50 ]; do
+		if [ "$(first)" = "$1" ]; then return 0; fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "top row is '$(first)', wanted '$1'"
+}
+wait_first "$(head -n 1 "$DIR/big.order")"
+tm send-keys -t big c
+wait_for "sort: cpu (reversed)"
+wait_first "$(tail -n 1 "$DIR/big.order")"
+tm send-keys -t big q
+wait_for "EXIT=0"
+kill "$BIG_PID"
+wait "$BIG_PID" 2>/dev/null || true
+BIG_PID=
 
 # no daemon: a message, exit 1, terminal untouched
 stop_daemon

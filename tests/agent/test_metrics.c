@@ -59,14 +59,15 @@ static int setup(void **state)
 		f->t[i].est.demand[1] = 1e9;
 		f->t[i].usage[0] = 1;
 		t->in_problem = true;
+		t->entitlement = (double)(i + 1) / 3; /* the planner's: weight / 3 */
 		t->x = i ? 0.5 : 1.0 / 3.0;
 		t->alloc[0] = i ? 1.5 : 1;
 		t->alloc[1] = 5e8;
 		t->bottleneck = 0;
 		t->cpu_quota_usec = 150000;
 		t->cpu_period_usec = 100000;
-		t->mem_high = PLAN_MAX;
-		t->mem_max = PLAN_MAX;
+		t->mem_high = FS_VALUE_MAX;
+		t->mem_max = FS_VALUE_MAX;
 		t->limit[0] = 1.5;
 		t->limit[1] = INFINITY;
 	}

@@ -129,8 +129,8 @@ static void test_single_bottleneck_limits(void **unused)
 		assert_int_equal(pl.t[i].cpu_period_usec, 100000);
 		plan_fmt_cpu_max(&pl.t[i], buf, sizeof(buf));
 		assert_string_equal(buf, "200000 100000");
-		assert_true(pl.t[i].mem_high == PLAN_MAX);
-		assert_true(pl.t[i].mem_max == PLAN_MAX);
+		assert_true(pl.t[i].mem_high == FS_VALUE_MAX);
+		assert_true(pl.t[i].mem_max == FS_VALUE_MAX);
 		assert_true(isinf(pl.t[i].limit[MEM]));
 		assert_true(plan_fmt_io_max(&cfg, &pl.t[i], 0, buf, sizeof(buf)));
 		assert_string_equal(buf, "254:0 rbps=max wbps=max");
@@ -179,8 +179,8 @@ static void test_leftover_by_weight(void **unused)
 	cfg.saturated = 0.99;
 	compute(&cfg, 2, in, NULL, &pl);
 	assert_int_equal(pl.n_saturated, 0);
-	assert_true(pl.t[0].cpu_quota_usec == PLAN_MAX);
-	assert_true(pl.t[1].mem_max == PLAN_MAX);
+	assert_true(pl.t[0].cpu_quota_usec == FS_VALUE_MAX);
+	assert_true(pl.t[1].mem_max == FS_VALUE_MAX);
 	plan_free(&pl);
 }
 
@@ -216,7 +216,7 @@ static void test_cpu_floor_and_caps(void **unused)
 	assert_true(plan_fmt_io_max(&cfg, &pl.t[0], 0, buf, sizeof(buf)));
 	assert_string_equal(buf, "254:0 rbps=max wbps=2097152");
 	/* a floor alone does not impose a limit on an unsaturated resource */
-	assert_true(pl.t[1].mem_high == PLAN_MAX);
+	assert_true(pl.t[1].mem_high == FS_VALUE_MAX);
 	plan_free(&pl);
 }
 
@@ -369,11 +369,11 @@ static void test_two_bottlenecks_weights(void **unused)
 		assert_int_equal(pl.t[i].promoted, promoted[i]);
 		assert_int_equal(pl.t[i].cpu_weight, (uint64_t)llround(want));
 		assert_int_equal(pl.t[i].io_weight, pl.t[i].cpu_weight);
-		assert_true(pl.t[i].cpu_quota_usec == PLAN_MAX);
+		assert_true(pl.t[i].cpu_quota_usec == FS_VALUE_MAX);
 		assert_true(plan_fmt_io_max(&cfg, &pl.t[i], 0, buf, sizeof(buf)));
 		assert_string_equal(buf, "254:0 rbps=max wbps=max");
 		/* memory has no weight knob: it keeps its limits */
-		assert_true(pl.t[i].mem_high != PLAN_MAX);
+		assert_true(pl.t[i].mem_high != FS_VALUE_MAX);
 		assert_true(pl.t[i].write);
 	}
 	assert_true(pl.t[1].cpu_weight > pl.t[0].cpu_weight);
@@ -436,7 +436,7 @@ static void test_mode_hysteresis(void **unused)
 			assert_int_equal(cur.mode, PLAN_MODE_WEIGHTS);
 			assert_int_equal(cur.mode_streak, k);
 			assert_non_null(strstr(cur.mode_reason, "held in weights mode"));
-			assert_true(cur.t[0].cpu_quota_usec == PLAN_MAX);
+			assert_true(cur.t[0].cpu_quota_usec == FS_VALUE_MAX);
 		} else {
 			assert_int_equal(cur.mode, PLAN_MODE_LIMITS);
 			assert_true(cur.mode_changed);
@@ -479,8 +479,8 @@ static void test_deadband_and_io_floor(void **unused)
 	assert_near(prev.t[1].x, 1);
 	assert_true(prev.saturated[WR]);
 	assert_true(prev.t[0].x < 1);
-	assert_true(prev.t[0].io[WR] != PLAN_MAX);
-	assert_int_equal(prev.t[1].io[WR], PLAN_MAX);
+	assert_true(prev.t[0].io[WR] != FS_VALUE_MAX);
+	assert_int_equal(prev.t[1].io[WR], FS_VALUE_MAX);
 	assert_true(plan_fmt_io_max(&cfg, &prev.t[1], 0, buf, sizeof(buf)));
 	assert_string_equal(buf, "254:0 rbps=max wbps=max");
 	uint64_t a0 = prev.t[0].io[WR];
@@ -534,7 +534,7 @@ static void test_weights_mode_keeps_io_max_where_io_weight_is_inert(void **unuse
 	assert_int_equal(pl.mode, PLAN_MODE_WEIGHTS);
 	assert_true(pl.saturated[WR]);
 	for (size_t i = 0; i < 2; i++) {
-		assert_true(pl.t[i].cpu_quota_usec == PLAN_MAX);
+		assert_true(pl.t[i].cpu_quota_usec == FS_VALUE_MAX);
 		assert_true(isfinite(pl.t[i].limit[WR]));
 		assert_int_equal(pl.t[i].io[WR], (uint64_t)llround(pl.t[i].limit[WR]));
 		assert_true(plan_fmt_io_max(&cfg, &pl.t[i], 0, buf, sizeof(buf)));
@@ -572,7 +572,7 @@ static void test_forced_modes(void **unused)
 	compute(&cfg, 2, in, NULL, &pl);
 	assert_int_equal(pl.mode, PLAN_MODE_WEIGHTS);
 	assert_non_null(strstr(pl.mode_reason, "enforce=weights"));
-	assert_true(pl.t[0].cpu_quota_usec == PLAN_MAX);
+	assert_true(pl.t[0].cpu_quota_usec == FS_VALUE_MAX);
 	assert_int_equal(pl.t[1].cpu_quota_usec, 150000);
 	plan_free(&pl);
 

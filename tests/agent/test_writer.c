@@ -4,7 +4,9 @@
  * writer restart and for --release without a config), restore, changed-only
  * writes, write order, vanished cgroups, EINVAL back-off (through an
  * injected low-level write, since a regular file never returns EINVAL),
- * memory.max clamping, path confinement.
+ * memory.max clamping, path confinement; the batch apply at 2,000 tenants
+ * (one state save per round, nothing at all in the steady state, seen through
+ * inotify), a state file of a crashed run, recreated cgroups.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -30,6 +33,9 @@ struct fake {
 	/* injected write */
 	char calls[MAX_CALLS][160]; /* "file=value" in call order */
 	int n_calls;
+	long n_writes;	       /* every call, beyond MAX_CALLS too */
+	bool count_only;       /* count the writes, do not write (a slow disk) */
+	char last[160];	       /* the last call, "file=value" */
 	const char *fail_file; /* this file fails with fail_errno */
 	int fail_errno;
 	/* captured log */
@@ -41,6 +47,10 @@ static int inject_write(void *ctx, int dirfd, const char *file, const char *valu
 {
 	struct fake *f = ctx;
 
+	f->n_writes++;
+	snprintf(f->last, sizeof(f->last), "%s=%s", file, value);
+	if (f->count_only)
+		return 0;
 	if (f->n_calls < MAX_CALLS)
 		snprintf(f->calls[f->n_calls++], sizeof(f->calls[0]), "%s=%s", file, value);
 	if (f->fail_file && strcmp(file, f->fail_file) == 0)
@@ -111,6 +121,7 @@ static int teardown(void **state)
 }
 
 static const char *const tenants[] = {"a.slice", "b.slice/inner"};
+enum { A, B }; /* their indexes */
 
 static struct fs_writer_opts writer_opts(struct fake *f)
 {
@@ -153,8 +164,8 @@ static struct fs_limits some_limits(void)
 	    .io = {{.dev = {254, 0},
 		    .rbps = 4194304,
 		    .wbps = 2097152,
-		    .riops = FS_LIMIT_MAX,
-		    .wiops = FS_LIMIT_MAX}},
+		    .riops = FS_VALUE_MAX,
+		    .wiops = FS_VALUE_MAX}},
 	    .io_weight = 50,
 	};
 	return l;
@@ -167,7 +178,7 @@ static void test_apply_and_restore(void **state)
 	struct fs_apply_result res;
 	struct fs_writer *w = open_writer(f);
 
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 1, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, &res), 0);
 	assert_int_equal(res.written, 6);
 	assert_int_equal(res.failed, 0);
 	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
@@ -184,13 +195,13 @@ static void test_apply_and_restore(void **state)
 
 	/* Same limits again: nothing is written. */
 	f->n_calls = 0;
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 2, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 2, &res), 0);
 	assert_int_equal(res.written, 0);
 	assert_int_equal(res.unchanged, 6);
 	assert_int_equal(f->n_calls, 0);
 	/* One change: one write. */
 	l.cpu_quota_us = 70000;
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 3, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 3, &res), 0);
 	assert_int_equal(res.written, 1);
 	assert_int_equal(f->n_calls, 1);
 	assert_string_equal(f->calls[0], "cpu.max=70000 100000");
@@ -215,7 +226,7 @@ static void test_originals_survive_restart(void **state)
 	struct fs_limits l = some_limits();
 	struct fs_writer *w = open_writer(f);
 
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 1, NULL), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, NULL), 0);
 	fs_writer_close(w); /* a crash: no restore */
 
 	/* The next run finds our own values in the files; it must keep the
@@ -224,7 +235,7 @@ static void test_originals_survive_restart(void **state)
 	assert_int_equal(fs_writer_saved_count(w), 6);
 	l.cpu_quota_us = 20000;
 	l.mem_max = 96 << 20;
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 1, NULL), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, NULL), 0);
 	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "20000 100000");
 	assert_int_equal(fs_writer_saved_count(w), 6);
 	assert_int_equal(fs_writer_restore(w), 0);
@@ -242,7 +253,7 @@ static void test_one_writer_per_state_dir(void **state)
 	struct fs_writer *w = open_writer(f), *w2 = NULL;
 	struct fs_writer_opts o = writer_opts(f);
 
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 1, NULL), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, NULL), 0);
 	assert_int_equal(fs_writer_open(&w2, &o), -EBUSY);
 	assert_null(w2);
 	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
@@ -258,8 +269,8 @@ static void test_release_without_config(void **state)
 	struct fs_limits l = some_limits();
 	struct fs_writer *w = open_writer(f);
 
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 1, NULL), 0);
-	assert_int_equal(fs_writer_apply(w, "b.slice/inner", &l, 1, NULL), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, NULL), 0);
+	assert_int_equal(fs_writer_apply(w, B, &l, 1, NULL), 0);
 	fs_writer_close(w);
 
 	assert_int_equal(fs_release(f->state, f->root, capture_log, f), 0);
@@ -311,7 +322,7 @@ static void test_write_order(void **state)
 	/* From max to limits: memory.max goes down, so high first; burst goes
 	 * up (0 -> 40000), so after cpu.max. */
 	f->n_calls = 0;
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 1, NULL), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, NULL), 0);
 	assert_true(index_of(f, "memory.high=") < index_of(f, "memory.max="));
 	assert_true(index_of(f, "cpu.max=") < index_of(f, "cpu.max.burst="));
 
@@ -321,7 +332,7 @@ static void test_write_order(void **state)
 	l.cpu_burst_us = 10000;
 	l.cpu_quota_us = 20000;
 	f->n_calls = 0;
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 2, NULL), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 2, NULL), 0);
 	assert_int_equal(f->n_calls, 4);
 	assert_true(index_of(f, "memory.max=") < index_of(f, "memory.high="));
 	assert_true(index_of(f, "cpu.max.burst=") < index_of(f, "cpu.max="));
@@ -343,12 +354,12 @@ static void test_vanished_cgroup(void **state)
 	struct fs_writer *w = open_writer(f);
 	char path[600];
 
-	assert_int_equal(fs_writer_apply(w, "b.slice/inner", &l, 1, &res), 0);
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 1, &res), 0);
+	assert_int_equal(fs_writer_apply(w, B, &l, 1, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, &res), 0);
 	snprintf(path, sizeof(path), "%s/b.slice", f->root);
 	at_rmtree(path);
 	l.cpu_quota_us = 1000;
-	assert_int_equal(fs_writer_apply(w, "b.slice/inner", &l, 2, &res), 0);
+	assert_int_equal(fs_writer_apply(w, B, &l, 2, &res), 0);
 	assert_true(res.gone);
 	assert_int_equal(res.written, 0);
 	/* Restore drops the vanished cgroup's entries and restores the rest. */
@@ -370,7 +381,7 @@ static void test_einval_backoff(void **state)
 	f->fail_file = "cpu.max";
 	f->fail_errno = EINVAL;
 	for (int i = 0; i < 3; i++) {
-		assert_int_equal(fs_writer_apply(w, "a.slice", &l, t, &res), -EIO);
+		assert_int_equal(fs_writer_apply(w, A, &l, t, &res), -EIO);
 		assert_int_equal(res.failed, 1);
 		t += 1000000;
 	}
@@ -380,13 +391,13 @@ static void test_einval_backoff(void **state)
 	assert_non_null(strstr(f->last_log, "EINVAL"));
 	/* In back-off: not even tried. */
 	f->n_calls = 0;
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, t, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, t, &res), 0);
 	assert_int_equal(res.unsupported, 1);
 	assert_int_equal(f->n_calls, 0);
 	/* After reprobe_us (10 s) it is probed again, and now it works. */
 	f->fail_file = NULL;
 	t += 10000000;
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, t, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, t, &res), 0);
 	assert_int_equal(res.written, 1);
 	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
 	assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "300");
@@ -402,7 +413,7 @@ static void test_error_log_rate_limited(void **state)
 	f->fail_file = "cpu.weight";
 	f->fail_errno = EBUSY;
 	for (uint64_t t = 0; t < 10; t++)
-		assert_int_equal(fs_writer_apply(w, "a.slice", &l, t * 1000000, NULL), -EIO);
+		assert_int_equal(fs_writer_apply(w, A, &l, t * 1000000, NULL), -EIO);
 	/* Tried every period, logged at 0 s and 5 s (log_interval 5 s). */
 	assert_int_equal(f->n_calls, 10);
 	assert_int_equal(f->n_log_warn, 2);
@@ -419,25 +430,25 @@ static void test_memory_max_clamped(void **state)
 	struct fs_writer *w = open_writer(f);
 
 	at_write(f->root, "a.slice/memory.current", "10485760\n");
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 1, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, &res), 0);
 	assert_int_equal(res.clamped, 1);
 	/* usage 10 MiB + margin 1 MiB */
 	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "11534336");
 	assert_int_equal(f->n_log, 1);
 	/* Usage shrinks: the limit steps down with it; the line is not repeated. */
 	at_write(f->root, "a.slice/memory.current", "8388608\n");
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 2, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 2, &res), 0);
 	assert_int_equal(res.clamped, 1);
 	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "9437184");
 	assert_int_equal(f->n_log, 1);
 	/* Usage above the current limit (racing): the clamp never raises it. */
 	at_write(f->root, "a.slice/memory.current", "12582912\n");
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 3, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 3, &res), 0);
 	assert_int_equal(res.unchanged, 1);
 	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "9437184");
 	/* A request above usage + margin is written as asked. */
 	l.mem_max = 64 << 20;
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 4, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 4, &res), 0);
 	assert_int_equal(res.clamped, 0);
 	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "67108864");
 	fs_writer_close(w);
@@ -455,14 +466,14 @@ static void test_missing_file(void **state)
 	/* cpu.max.burst does not exist before Linux 5.14. */
 	snprintf(path, sizeof(path), "%s/a.slice/cpu.max.burst", f->root);
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 1, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, &res), 0);
 	assert_int_equal(res.unsupported, 1);
 	assert_int_equal(res.written, 1);
 	assert_false(res.gone);
 	assert_null(at_read(f->root, "a.slice/cpu.max.burst")); /* never created */
 	assert_int_equal(fs_writer_saved_count(w), 1);
 	assert_int_equal(f->n_log_warn, 1);
-	assert_int_equal(fs_writer_apply(w, "a.slice", &l, 2, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 2, &res), 0);
 	assert_int_equal(f->n_log_warn, 1); /* rate-limited */
 	fs_writer_close(w);
 }
@@ -474,10 +485,29 @@ static void test_confinement(void **state)
 	struct fs_writer *w = open_writer(f);
 	char target[600];
 
-	assert_int_equal(fs_writer_apply(w, "b.slice", &l, 1, NULL), -EPERM);
-	assert_int_equal(fs_writer_apply(w, "a.slice/../b.slice", &l, 1, NULL), -EINVAL);
-	assert_int_equal(fs_writer_apply(w, "/a.slice", &l, 1, NULL), -EINVAL);
+	/* Not in the tenant list. */
+	assert_int_equal(fs_writer_apply(w, 2, &l, 1, NULL), -EPERM);
+	assert_int_equal(fs_writer_apply_all(w, 3, &l, NULL, 1, NULL), -EINVAL);
 	fs_writer_close(w);
+
+	/* Paths that are not confined: refused at every apply, nothing written. */
+	{
+		static const char *const bad[] = {"a.slice/../b.slice", "/a.slice"};
+		struct fs_writer_opts o = writer_opts(f);
+		struct fs_limits two[2] = {l, l};
+		struct fs_apply_result res[2];
+
+		o.cgroups = bad;
+		assert_int_equal(fs_writer_open(&w, &o), 0);
+		assert_int_equal(fs_writer_apply(w, 0, &l, 1, NULL), -EINVAL);
+		assert_int_equal(fs_writer_apply(w, 1, &l, 1, NULL), -EINVAL);
+		assert_int_equal(fs_writer_apply_all(w, 2, two, NULL, 2, res), -EINVAL);
+		assert_int_equal(res[0].error, -EINVAL);
+		assert_int_equal(res[1].error, -EINVAL);
+		assert_int_equal(f->n_calls, 0);
+		assert_int_equal(fs_writer_saved_count(w), 0);
+		fs_writer_close(w);
+	}
 
 	/* An allowed name that is a symlink to a directory outside the root. */
 	make_cgroup(f, "../outside");
@@ -486,8 +516,316 @@ static void test_confinement(void **state)
 	at_mkdir(f->dir, "cg");
 	at_symlink(f->root, "a.slice", target);
 	w = open_writer(f);
-	assert_true(fs_writer_apply(w, "a.slice", &l, 1, NULL) < 0);
+	assert_true(fs_writer_apply(w, A, &l, 1, NULL) < 0);
 	assert_string_equal(at_read(target, "cpu.max"), "max 100000\n");
+	fs_writer_close(w);
+}
+
+/* inotify: how many events (with name `name`, or any when NULL) are queued. */
+static int count_events(int fd, const char *name)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int n = 0;
+	ssize_t len;
+
+	while ((len = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			if (!name || (ev->len && strcmp(ev->name, name) == 0))
+				n++;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return n;
+}
+
+/* Renames of the state file into place (each save: one, after its fsyncs). */
+static int watch_saves(struct fake *f)
+{
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_true(inotify_add_watch(fd, f->state, IN_MOVED_TO) >= 0);
+	return fd;
+}
+
+/* Lines of the state file (at_read holds 64 KiB only); *found: a line
+ * starts with `prefix`. */
+static long state_lines(struct fake *f, const char *prefix, bool *found)
+{
+	char path[600], *line = NULL;
+	size_t cap = 0;
+	long n = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", f->state, FS_WRITER_STATE_FILE);
+	fp = fopen(path, "re");
+	assert_non_null(fp);
+	*found = false;
+	while (getline(&line, &cap, fp) > 0) {
+		n++;
+		*found |= strncmp(line, prefix, strlen(prefix)) == 0;
+	}
+	free(line);
+	fclose(fp);
+	return n;
+}
+
+#define MANY	   2000
+#define MANY_FILES 3 /* cpu.max, memory.high, io.max: the fixture stays fast */
+
+static void make_small_cgroup(struct fake *f, const char *cg)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/cpu.max", cg);
+	at_write(f->root, p, "max 100000\n");
+	snprintf(p, sizeof(p), "%s/memory.high", cg);
+	at_write(f->root, p, "max\n");
+	snprintf(p, sizeof(p), "%s/io.max", cg);
+	at_write(f->root, p, "");
+}
+
+static void test_apply_all_many(void **state)
+{
+	struct fake *f = *state;
+	char **names = calloc(MANY, sizeof(*names));
+	struct fs_limits *lim = calloc(MANY, sizeof(*lim));
+	struct fs_apply_result *res = calloc(MANY, sizeof(*res));
+	bool *skip = calloc(MANY, sizeof(*skip));
+	struct fs_writer_opts o = writer_opts(f);
+	struct fs_writer *w;
+	int ino_fd;
+	long writes;
+	bool found;
+
+	for (int i = 0; i < MANY; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "t%04d.slice", i);
+		names[i] = strdup(name);
+		make_small_cgroup(f, name);
+		lim[i] = some_limits();
+		lim[i].set = FS_LIM_CPU_MAX | FS_LIM_MEM_HIGH | FS_LIM_IO_MAX;
+		lim[i].cpu_quota_us = 10000 + (uint64_t)i;
+	}
+	o.n_tenants = MANY;
+	o.cgroups = (const char *const *)names;
+	f->count_only = true; /* the files are not read back: keeps the test fast */
+	assert_int_equal(fs_writer_open(&w, &o), 0);
+	ino_fd = watch_saves(f);
+	skip[7] = true;
+
+	/* Round 1: 1,999 tenants x 3 new originals, one save. */
+	assert_int_equal(fs_writer_apply_all(w, MANY, lim, skip, 1, res), 0);
+	assert_int_equal(count_events(ino_fd, FS_WRITER_STATE_FILE), 1);
+	assert_int_equal(fs_writer_saved_count(w), (MANY - 1) * MANY_FILES);
+	assert_int_equal(f->n_writes, (MANY - 1) * MANY_FILES);
+	assert_int_equal(res[0].written, MANY_FILES);
+	assert_int_equal(res[MANY - 1].written, MANY_FILES);
+	assert_int_equal(res[7].written + res[7].unchanged, 0);
+	assert_string_equal(f->last, "io.max=254:0 rbps=4194304 wbps=2097152 riops=max wiops=max");
+	assert_int_equal(state_lines(f, "orig t1999.slice io.max@254:0 254:0%20rbps=max", &found),
+			 1 + (MANY - 1) * MANY_FILES);
+	assert_true(found);
+
+	/* Round 2: every tenant changes one file: no new original, no save. */
+	for (int i = 0; i < MANY; i++)
+		lim[i].cpu_quota_us += 1000;
+	writes = f->n_writes;
+	assert_int_equal(fs_writer_apply_all(w, MANY, lim, skip, 2, res), 0);
+	assert_int_equal(count_events(ino_fd, FS_WRITER_STATE_FILE), 0);
+	assert_int_equal(f->n_writes - writes, MANY - 1);
+	assert_int_equal(res[42].written, 1);
+	assert_int_equal(res[42].unchanged, MANY_FILES - 1);
+	assert_string_equal(f->last, "cpu.max=12999 100000"); /* tenant 1999 */
+
+	/* Round 3: the steady state: nothing written, nothing saved. */
+	writes = f->n_writes;
+	assert_int_equal(fs_writer_apply_all(w, MANY, lim, skip, 3, res), 0);
+	assert_int_equal(count_events(ino_fd, FS_WRITER_STATE_FILE), 0);
+	assert_int_equal(f->n_writes, writes);
+	assert_int_equal(res[42].unchanged, MANY_FILES);
+
+	/* Round 4: the skipped tenant joins: its originals, one more save. */
+	skip[7] = false;
+	assert_int_equal(fs_writer_apply_all(w, MANY, lim, skip, 4, res), 0);
+	assert_int_equal(count_events(ino_fd, FS_WRITER_STATE_FILE), 1);
+	assert_int_equal(res[7].written, MANY_FILES);
+	assert_int_equal(fs_writer_saved_count(w), MANY * MANY_FILES);
+	assert_int_equal(state_lines(f, "orig t0007.slice cpu.max max%20100000", &found),
+			 1 + MANY * MANY_FILES);
+	assert_true(found);
+
+	writes = f->n_writes;
+	assert_int_equal(fs_writer_restore(w), 0);
+	assert_int_equal(fs_writer_saved_count(w), 0);
+	assert_int_equal(f->n_writes - writes, MANY * MANY_FILES);
+	fs_writer_close(w);
+	close(ino_fd);
+	for (int i = 0; i < MANY; i++)
+		free(names[i]);
+	free(names);
+	free(lim);
+	free(res);
+	free(skip);
+}
+
+/* Opens and reads of the cgroup tree (IN_OPEN of a directory or a file). */
+static int watch_tree(struct fake *f)
+{
+	static const char *const dirs[] = {"", "/a.slice", "/b.slice", "/b.slice/inner"};
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	char p[700];
+
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", f->root, dirs[i]);
+		assert_true(inotify_add_watch(fd, p, IN_OPEN | IN_ACCESS | IN_MODIFY) >= 0);
+	}
+	return fd;
+}
+
+static void test_steady_state_touches_nothing(void **state)
+{
+	struct fake *f = *state;
+	struct fs_limits l[2] = {some_limits(), some_limits()};
+	struct fs_apply_result res[2];
+	struct fs_writer *w = open_writer(f);
+	int fd = watch_tree(f);
+
+	l[B].cpu_weight = 400;
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 1, res), 0);
+	assert_int_equal(res[A].written, 6);
+	assert_int_equal(res[B].written, 6);
+	assert_true(count_events(fd, NULL) > 0); /* the watch sees the writer */
+
+	f->n_calls = 0;
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 2, res), 0);
+	assert_int_equal(res[A].unchanged, 6);
+	assert_int_equal(res[B].unchanged, 6);
+	assert_int_equal(f->n_calls, 0);
+	assert_int_equal(count_events(fd, NULL), 0); /* no open, no read */
+
+	/* A recheck (or recheck_us later) opens the cgroup, and still writes
+	 * nothing that is unchanged. */
+	fs_writer_recheck(w, A);
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 3, res), 0);
+	assert_true(count_events(fd, NULL) > 0);
+	assert_int_equal(f->n_calls, 0);
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 4, res), 0);
+	assert_int_equal(count_events(fd, NULL), 0);
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 61000000, res), 0);
+	assert_true(count_events(fd, NULL) > 0);
+	assert_int_equal(f->n_calls, 0);
+	close(fd);
+	fs_writer_close(w);
+}
+
+/* A state file written by a previous (crashed) run, in the format of every
+ * version: originals matched to the tenants by cgroup, never replaced by the
+ * values that run left in the files; a cgroup that is no longer a tenant
+ * keeps its record until restored. */
+static void test_crashed_run_state(void **state)
+{
+	struct fake *f = *state;
+	struct fs_limits l[2] = {some_limits(), some_limits()};
+	struct fs_writer *w;
+	const char *st;
+	int fd;
+
+	make_cgroup(f, "old.slice");
+	at_write(f->root, "old.slice/cpu.weight", "300\n");
+	at_write(f->root, "a.slice/memory.high", "67108864\n");
+	at_write(f->root, "b.slice/inner/cpu.max", "50000 100000\n");
+	at_write(f->root, "b.slice/inner/io.max",
+		 "254:0 rbps=4194304 wbps=2097152 riops=max "
+		 "wiops=max\n");
+	at_mkdir(f->dir, "run");
+	at_write(f->state, FS_WRITER_STATE_FILE,
+		 "fairshare-writer-state 1\n"
+		 "orig a.slice memory.high 12345\n"
+		 "orig b.slice/inner cpu.max max%20100000\n"
+		 "orig b.slice/inner io.max@254:0 "
+		 "254:0%20rbps=max%20wbps=max%20riops=max%20wiops=max\n"
+		 "orig old.slice cpu.weight 100\n");
+	w = open_writer(f);
+	assert_int_equal(fs_writer_saved_count(w), 4);
+	fd = watch_saves(f);
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 1, NULL), 0);
+	assert_int_equal(count_events(fd, FS_WRITER_STATE_FILE), 1);
+	assert_int_equal(fs_writer_saved_count(w), 4 + 5 + 4);
+	st = at_read(f->state, FS_WRITER_STATE_FILE);
+	assert_non_null(strstr(st, "orig a.slice memory.high 12345\n"));
+	assert_null(strstr(st, "orig a.slice memory.high 67108864"));
+	assert_non_null(strstr(st, "orig b.slice/inner cpu.max max%20100000\n"));
+	assert_non_null(strstr(st, "orig old.slice cpu.weight 100\n"));
+	assert_string_equal(cg_read(f, "old.slice", "cpu.weight"), "300\n"); /* not a tenant */
+
+	/* A reload that reorders the tenants: matched again by cgroup, nothing new. */
+	{
+		static const char *const swapped[] = {"b.slice/inner", "a.slice"};
+		struct fs_limits s[2] = {l[B], l[A]};
+
+		s[0].cpu_weight = 444;
+		assert_int_equal(fs_writer_set_tenants(w, 2, swapped), 0);
+		assert_int_equal(fs_writer_apply_all(w, 2, s, NULL, 2, NULL), 0);
+		assert_int_equal(count_events(fd, FS_WRITER_STATE_FILE), 0);
+		assert_string_equal(cg_read(f, "b.slice/inner", "cpu.weight"), "444");
+		assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "200");
+	}
+
+	assert_int_equal(fs_writer_restore(w), 0);
+	assert_string_equal(cg_read(f, "a.slice", "memory.high"), "12345");
+	assert_string_equal(cg_read(f, "b.slice/inner", "cpu.max"), "max 100000");
+	assert_string_equal(cg_read(f, "b.slice/inner", "io.max"),
+			    "254:0 rbps=max wbps=max riops=max wiops=max");
+	assert_string_equal(cg_read(f, "old.slice", "cpu.weight"), "100");
+	assert_int_equal(fs_writer_saved_count(w), 0);
+	close(fd);
+	fs_writer_close(w);
+}
+
+/* A cgroup recreated under the same name (a restarted service): its own
+ * values become the originals, and ours are written again. */
+static void test_recreated_cgroup(void **state)
+{
+	struct fake *f = *state;
+	struct fs_limits l = some_limits();
+	struct fs_apply_result res;
+	struct fs_writer *w = open_writer(f);
+	char from[700], to[700];
+
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, &res), 0);
+	/* New directory first, so it cannot get the old one's inode. */
+	snprintf(from, sizeof(from), "%s/a.slice", f->root);
+	snprintf(to, sizeof(to), "%s/a.old", f->root);
+	assert_int_equal(rename(from, to), 0);
+	make_cgroup(f, "a.slice");
+	at_write(f->root, "a.slice/cpu.weight", "77\n");
+	at_rmtree(to);
+
+	fs_writer_recheck(w, A); /* the sampler saw a new baseline */
+	assert_int_equal(fs_writer_apply(w, A, &l, 2, &res), 0);
+	assert_int_equal(res.written, 6);
+	assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "200");
+	assert_non_null(
+	    strstr(at_read(f->state, FS_WRITER_STATE_FILE), "orig a.slice cpu.weight 77\n"));
+
+	/* Without a recheck: noticed after recheck_us (60 s) at the latest. */
+	assert_int_equal(rename(from, to), 0);
+	make_cgroup(f, "a.slice");
+	at_write(f->root, "a.slice/cpu.weight", "88\n");
+	at_rmtree(to);
+	assert_int_equal(fs_writer_apply(w, A, &l, 3, &res), 0);
+	assert_int_equal(res.unchanged, 6);
+	assert_int_equal(fs_writer_apply(w, A, &l, 62000000, &res), 0);
+	assert_int_equal(res.written, 6);
+	assert_non_null(
+	    strstr(at_read(f->state, FS_WRITER_STATE_FILE), "orig a.slice cpu.weight 88\n"));
+	assert_int_equal(fs_writer_restore(w), 0);
+	assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "88");
 	fs_writer_close(w);
 }
 
@@ -507,6 +845,10 @@ int main(void)
 	    T(test_memory_max_clamped),
 	    T(test_missing_file),
 	    T(test_confinement),
+	    T(test_apply_all_many),
+	    T(test_steady_state_touches_nothing),
+	    T(test_crashed_run_state),
+	    T(test_recreated_cgroup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The published snapshot: what the last period decided, for everyone who
+ * shows it (control socket status/explain, fairctl top, the metrics file).
+ * The daemon fills it at the end of each period; readers take it as it is
+ * and ask it, not the planner or the config, for each tenant's entitlement,
+ * bottlenecks and mode, so they all say the same thing.
+ */
+#ifndef FAIRSHARE_AGENT_PUBLISHED_H
+#define FAIRSHARE_AGENT_PUBLISHED_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "estimate.h"
+#include "plan.h"
+#include "resource.h"
+
+/* The latest per-tenant state, served by the control socket and metrics. */
+struct fsd_tenant_pub {
+	char name[FS_NAME_MAX];
+	char cgroup[PATH_MAX];
+	bool present;
+	double weight; /* in force: the config's or set-weight's */
+	double usage[FS_MAX_RES];
+	struct est_state est; /* est.demand = the demand given to the solver */
+	struct plan_tenant plan;
+};
+
+struct fsd_published {
+	uint64_t period;  /* completed periods */
+	uint64_t time_us; /* CLOCK_MONOTONIC of the period */
+	enum plan_mode mode;
+	char mode_reason[PLAN_REASON_MAX];
+	size_t n_saturated;
+	bool saturated[FS_MAX_RES];
+	unsigned written, failed; /* files, this period */
+	size_t n_tenants;
+	struct fsd_tenant_pub *t;
+	/* for status, explain and metrics */
+	struct plan_config pcfg; /* resources (names, kinds, capacities), rule */
+	const char *policy;	 /* "psdsf", "njc" */
+	uint64_t interval_us;
+	bool dry_run;
+	bool released; /* fairctl release: originals restored, not enforcing */
+	uint64_t written_total, failed_total, failed_periods_total;
+};
+
+/* A resource is one of a tenant's bottlenecks when it is saturated and the
+ * tenant holds at least this fraction of it (or the solver named it). */
+#define FSD_BOTTLENECK_MIN_SHARE 0.01
+
+/* Entitlement of tenant i: its weight's share among the tenants in the
+ * problem (the planner's, plan_tenant.entitlement). */
+double fsd_entitlement(const struct fsd_published *p, size_t i);
+
+/* Resource r is one of tenant i's bottlenecks. */
+bool fsd_is_bottleneck(const struct fsd_published *p, size_t i, size_t r);
+
+/* Tenant i's mode: "absent", "released", "limits", "priority" or "off". */
+const char *fsd_tenant_mode(const struct fsd_published *p, size_t i);
+
+#endif /* FAIRSHARE_AGENT_PUBLISHED_H */

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/* The adapters between the stages of a period (agent/daemon/adapt.h). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "adapt.h"
+
+#define MiB (1024.0 * 1024.0)
+
+/* cpu, memory, disk 0 (8:0) rbps + wbps, disk 1 (8:16) rbps, net */
+static struct fs_conf *conf(uint64_t interval_us)
+{
+	struct fs_conf *c = calloc(1, sizeof(*c));
+
+	assert_non_null(c);
+	c->agent.interval_us = interval_us;
+	c->agent.policy = FS_CONF_POLICY_NJC;
+	c->agent.enforce = FS_ENFORCE_WEIGHTS;
+	assert_int_equal(
+	    fs_resources_add(&c->res, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0}), 0);
+	assert_int_equal(
+	    fs_resources_add(&c->res, FS_RES_MEMORY, NULL, 8e9, -1, (struct fs_devnum){0, 0}), 1);
+	assert_int_equal(fs_resources_add(&c->res, FS_RES_IO_RBPS, "io.a.rbps", 100 * MiB, 0,
+					  (struct fs_devnum){8, 0}),
+			 2);
+	assert_int_equal(fs_resources_add(&c->res, FS_RES_IO_WBPS, "io.a.wbps", 50 * MiB, 0,
+					  (struct fs_devnum){8, 0}),
+			 3);
+	assert_int_equal(fs_resources_add(&c->res, FS_RES_IO_RBPS, "io.b.rbps", 10 * MiB, 1,
+					  (struct fs_devnum){8, 16}),
+			 4);
+	assert_int_equal(
+	    fs_resources_add(&c->res, FS_RES_NET, NULL, 1e9, -1, (struct fs_devnum){0, 0}), 5);
+	c->n_disks = 2;
+	return c;
+}
+
+static void test_plan_config_maps_the_config(void **state)
+{
+	struct fs_conf *c = conf(1000000);
+	struct plan_config pc;
+	bool works[FS_MAX_DISKS] = {false, true};
+
+	(void)state;
+	fsd_plan_config(c, works, &pc);
+	assert_int_equal(pc.rule, FS_RULE_NJC);
+	assert_int_equal(pc.enforce, FS_ENFORCE_WEIGHTS);
+	assert_int_equal(pc.res.n, 6);
+	assert_string_equal(pc.res.name[4], "io.b.rbps");
+	assert_false(pc.io_weight_works[0]);
+	assert_true(pc.io_weight_works[1]);
+	fsd_plan_config(c, NULL, &pc);
+	assert_false(pc.io_weight_works[1]);
+	free(c);
+}
+
+/* The estimator and planner count in periods (adapt.h): every interval gets
+ * their defaults. */
+static void test_settings_are_per_period(void **state)
+{
+	static const uint64_t intervals[] = {100000, 1000000, 2000000};
+	struct plan_config def;
+	struct est_config edef;
+
+	(void)state;
+	plan_config_default(&def);
+	est_config_default(&edef);
+	for (size_t i = 0; i < sizeof(intervals) / sizeof(intervals[0]); i++) {
+		struct fs_conf *c = conf(intervals[i]);
+		struct plan_config pc;
+		struct est_config ec;
+
+		fsd_plan_config(c, NULL, &pc);
+		fsd_est_config(c, &ec);
+		assert_float_equal(ec.probe_step, edef.probe_step, 0);
+		assert_float_equal(ec.decay, edef.decay, 0);
+		assert_float_equal(pc.mem_step_down, def.mem_step_down, 0);
+		assert_int_equal(pc.mode_hold, def.mode_hold);
+		free(c);
+	}
+}
+
+static void sample(struct fs_tenant_sample *s)
+{
+	fs_tenant_sample_unknown(s);
+	s->present = true;
+	s->cpu_cores = 1.5;
+	s->mem_current = 1e9;
+	s->io[0].rbps = 60 * MiB;
+	s->io[0].wbps = NAN; /* unknown counts as 0 */
+	s->io[1].rbps = 9 * MiB;
+	s->net_rx_bps = 100;
+	s->net_tx_bps = 20;
+	s->cpu_nr_throttled = 3;
+	s->mem_ev_high = 2;
+	s->psi_io.some_avg10 = 12;
+	s->cpu_runq_wait_preempted = 0.25;
+}
+
+static void test_usage_by_kind(void **state)
+{
+	struct fs_conf *c = conf(1000000);
+	struct fs_tenant_sample s;
+
+	(void)state;
+	sample(&s);
+	assert_float_equal(fsd_usage(&c->res, &s, 0), 1.5, 0);
+	assert_float_equal(fsd_usage(&c->res, &s, 1), 1e9, 0);
+	assert_float_equal(fsd_usage(&c->res, &s, 2), 60 * MiB, 0);
+	assert_float_equal(fsd_usage(&c->res, &s, 3), 0, 0);
+	assert_float_equal(fsd_usage(&c->res, &s, 4), 9 * MiB, 0);
+	assert_float_equal(fsd_usage(&c->res, &s, 5), 120, 0);
+	free(c);
+}
+
+/* Only io resources are "busy", and tenants absent or on a new baseline do
+ * not count. */
+static void test_busy(void **state)
+{
+	struct fs_conf *c = conf(1000000);
+	struct fs_tenant_sample s[3];
+	bool busy[FS_MAX_RES];
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++)
+		sample(&s[i]);
+	s[2].reset = true; /* would push disk 0's reads over the line */
+	fsd_busy(&c->res, 0.85, 2, s, busy);
+	assert_true(busy[2]);  /* 120 of 100 MiB/s */
+	assert_false(busy[3]); /* nothing written */
+	assert_true(busy[4]);  /* 18 of 10 */
+	assert_false(busy[0]); /* cpu is never "busy" here: 3 of 4 cores is not io */
+	assert_false(busy[5]);
+	fsd_busy(&c->res, 0.85, 1, s, busy);
+	assert_false(busy[2]); /* 60 of 100 */
+	s[0].present = false;
+	s[1].present = false;
+	fsd_busy(&c->res, 0.01, 3, s, busy);
+	assert_false(busy[4]);
+	free(c);
+}
+
+static void test_est_sample(void **state)
+{
+	struct fs_conf *c = conf(1000000);
+	struct fs_tenant_sample s;
+	struct plan_tenant prev;
+	struct est_sample es;
+	bool busy[FS_MAX_RES] = {false, false, true};
+
+	(void)state;
+	sample(&s);
+	memset(&prev, 0, sizeof(prev));
+	for (size_t r = 0; r < FS_MAX_RES; r++)
+		prev.io[r] = FS_VALUE_MAX;
+	prev.write = true;
+	prev.io[2] = 50 << 20;
+	prev.io[0] = 7; /* not io: never a limit */
+	fsd_est_sample(&c->res, &s, busy, &prev, true, &es);
+	assert_float_equal(es.limit[2], 50.0 * MiB, 0);
+	assert_true(isinf(es.limit[3])); /* "max" */
+	assert_true(isinf(es.limit[0]));
+	assert_true(es.contended[2]);
+	assert_false(es.contended[3]);
+	assert_float_equal(es.usage[5], 120, 0);
+	assert_float_equal(es.cpu_throttled_delta, 3, 0);
+	assert_float_equal(es.mem_high_events_delta, 2, 0);
+	assert_float_equal(es.psi_io, 12, 0);
+	assert_true(isnan(es.psi_cpu));
+	assert_float_equal(es.cpu_wait, 0.25, 0);
+	/* dry-run or released: nothing we planned is in force */
+	fsd_est_sample(&c->res, &s, busy, &prev, false, &es);
+	assert_true(isinf(es.limit[2]));
+	prev.write = false;
+	fsd_est_sample(&c->res, &s, busy, &prev, true, &es);
+	assert_true(isinf(es.limit[2]));
+	fsd_est_sample(&c->res, &s, busy, NULL, true, &es);
+	assert_true(isinf(es.limit[2]));
+	free(c);
+}
+
+static void test_limits_one_io_line_per_disk(void **state)
+{
+	struct fs_conf *c = conf(1000000);
+	struct plan_tenant t;
+	struct fs_limits l;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	for (size_t r = 0; r < FS_MAX_RES; r++)
+		t.io[r] = FS_VALUE_MAX;
+	t.cpu_quota_usec = 50000;
+	t.cpu_period_usec = 100000;
+	t.cpu_weight = 300;
+	t.io_weight = 200;
+	t.mem_high = 1 << 30;
+	t.mem_max = FS_VALUE_MAX;
+	t.io[3] = 5 << 20; /* disk 0 writes */
+	t.io[4] = 1 << 20; /* disk 1 reads */
+	fsd_limits(&c->res, &t, &l);
+	assert_int_equal(l.set, FS_LIM_CPU_MAX | FS_LIM_CPU_WEIGHT | FS_LIM_MEM_HIGH |
+				    FS_LIM_MEM_MAX | FS_LIM_IO_WEIGHT | FS_LIM_IO_MAX);
+	assert_int_equal(l.cpu_quota_us, 50000);
+	assert_int_equal(l.cpu_weight, 300);
+	assert_int_equal(l.io_weight, 200);
+	assert_int_equal(l.mem_high, 1 << 30);
+	assert_true(l.mem_max == FS_VALUE_MAX);
+	assert_int_equal(l.n_io, 2);
+	assert_int_equal(l.io[0].dev.major, 8);
+	assert_int_equal(l.io[0].dev.minor, 0);
+	assert_true(l.io[0].rbps == FS_VALUE_MAX);
+	assert_int_equal(l.io[0].wbps, 5 << 20);
+	assert_true(l.io[0].riops == FS_VALUE_MAX && l.io[0].wiops == FS_VALUE_MAX);
+	assert_int_equal(l.io[1].dev.minor, 16);
+	assert_int_equal(l.io[1].rbps, 1 << 20);
+	assert_true(l.io[1].wbps == FS_VALUE_MAX);
+	free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_plan_config_maps_the_config),
+	    cmocka_unit_test(test_settings_are_per_period),
+	    cmocka_unit_test(test_usage_by_kind),
+	    cmocka_unit_test(test_busy),
+	    cmocka_unit_test(test_est_sample),
+	    cmocka_unit_test(test_limits_one_io_line_per_disk),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
