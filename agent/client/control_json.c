@@ -123,8 +123,8 @@ int fcj_status_parse(struct json_object *o, struct fcj_status *s, char *err, siz
 	s->dry_run = flag(o, "dry_run");
 	s->released = flag(o, "released");
 	s->n_res = json_object_array_length(rs);
-	if (s->n_res > FCJ_MAX_RES) {
-		snprintf(err, errlen, "%zu resources (at most %d)", s->n_res, FCJ_MAX_RES);
+	if (s->n_res > FS_MAX_RES) {
+		snprintf(err, errlen, "%zu resources (at most %d)", s->n_res, FS_MAX_RES);
 		s->n_res = 0;
 		return -EPROTO;
 	}

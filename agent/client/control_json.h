@@ -13,8 +13,9 @@
 
 #include <json-c/json.h>
 
-#define FCJ_MAX_RES 36
-#define FCJ_NAME    80
+#include "resource.h" /* FS_MAX_RES: the resource cap of the status reply */
+
+#define FCJ_NAME 80
 
 struct fcj_resource {
 	char name[FCJ_NAME];
@@ -33,7 +34,7 @@ struct fcj_tenant {
 	bool present, promoted, written;
 	double weight, entitlement, granted, share, gap;
 	/* per resource of fcj_status.res; NAN = missing, INFINITY = no limit */
-	double demand[FCJ_MAX_RES], alloc[FCJ_MAX_RES], usage[FCJ_MAX_RES], limit[FCJ_MAX_RES];
+	double demand[FS_MAX_RES], alloc[FS_MAX_RES], usage[FS_MAX_RES], limit[FS_MAX_RES];
 	char cpu_max[48], mem_high[24], mem_max[24];
 	long long cpu_weight, io_weight;
 	char io_max[256]; /* lines joined with "; " */
@@ -45,7 +46,7 @@ struct fcj_status {
 	char policy[16], mode[16], mode_reason[256];
 	bool dry_run, released;
 	size_t n_res;
-	struct fcj_resource res[FCJ_MAX_RES];
+	struct fcj_resource res[FS_MAX_RES];
 	size_t n_tenants;
 	struct fcj_tenant *t;
 };

@@ -16,7 +16,9 @@
 
 #include <json-c/json.h>
 
-#define FAIRCTL_DEFAULT_SOCKET "/run/fairshare/control.sock"
+#include "paths.h"
+
+#define FAIRCTL_DEFAULT_SOCKET FS_DEFAULT_SOCKET
 #define FAIRCTL_SOCKET_ENV     "FAIRCTL_SOCKET"
 #define FAIRCTL_TIMEOUT_MS     10000
 

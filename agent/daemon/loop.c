@@ -20,6 +20,16 @@
 #include "sample_bpf.h"
 #include "writer.h"
 
+/* The per-tenant arrays of a daemon, allocated and freed together. */
+struct tenant_arrays {
+	struct fs_tenant_sample *samples;
+	struct est_state *est;
+	struct plan_tenant_in *pin;
+	struct fsd_tenant_pub *pub;
+	struct fs_limits *wlim; /* the writer's input */
+	bool *wskip;
+	struct fs_apply_result *wres;
+};
 
 struct fsd_daemon {
 	struct fsd_options opt;
@@ -32,23 +42,18 @@ struct fsd_daemon {
 	void *sampler;
 	struct fs_writer *writer; /* NULL in dry-run */
 
-	size_t n; /* tenants, as conf->tenants */
-	struct fs_tenant_sample *samples;
-	struct est_state *est;
-	struct plan_tenant_in *pin;
-	struct fs_limits *wlim;	       /* the writer's input, per tenant */
-	bool *wskip;
-	struct fs_apply_result *wres;
+	size_t n;		 /* tenants, as conf->tenants */
+	struct tenant_arrays ta; /* [n] each; ta.pub is pub.t */
 	struct plan plan;
 	bool have_plan;
 	struct fsd_published pub;
 
 	sd_event *event;
 	sd_event_source *timer;
-	struct fsd_control *control; /* NULL when the socket could not be opened */
+	struct fsd_control *control;	       /* NULL when the socket could not be opened */
 	struct fsd_control_daemon control_ops; /* what its commands call */
-	bool released;		     /* fairctl release until the next reload */
-	int metrics_errno;	     /* last metrics write error, logged once */
+	bool released;			       /* fairctl release until the next reload */
+	int metrics_errno;		       /* last metrics write error, logged once */
 	uint64_t next_us;
 	bool ready;
 	unsigned failed_periods;
@@ -83,7 +88,35 @@ static void plan_config_for(const struct fsd_daemon *d, const struct fs_conf *c,
 	fsd_plan_config(c, works, pc);
 }
 
-/* Per-tenant arrays for conf; estimator states carried over by name. */
+static void tenant_arrays_free(struct tenant_arrays *a)
+{
+	free(a->samples);
+	free(a->est);
+	free(a->pin);
+	free(a->pub);
+	free(a->wlim);
+	free(a->wskip);
+	free(a->wres);
+	memset(a, 0, sizeof(*a));
+}
+
+static int tenant_arrays_alloc(struct tenant_arrays *a, size_t n)
+{
+	size_t m = n ? n : 1;
+
+	a->samples = calloc(m, sizeof(*a->samples));
+	a->est = calloc(m, sizeof(*a->est));
+	a->pin = calloc(m, sizeof(*a->pin));
+	a->pub = calloc(m, sizeof(*a->pub));
+	a->wlim = calloc(m, sizeof(*a->wlim));
+	a->wskip = calloc(m, sizeof(*a->wskip));
+	a->wres = calloc(m, sizeof(*a->wres));
+	if (a->samples && a->est && a->pin && a->pub && a->wlim && a->wskip && a->wres)
+		return 0;
+	tenant_arrays_free(a);
+	return -ENOMEM;
+}
+
 /* The estimator state of the tenant called name before a reload, or NULL:
  * the same index first, so an unchanged list costs no search. */
 static const struct est_state *old_est(const struct fsd_daemon *d, size_t i, const char *name)
@@ -91,68 +124,43 @@ static const struct est_state *old_est(const struct fsd_daemon *d, size_t i, con
 	if (!d->conf)
 		return NULL;
 	if (i < d->n && !strcmp(d->conf->tenants[i].name, name))
-		return &d->est[i];
+		return &d->ta.est[i];
 	for (size_t j = 0; j < d->n; j++)
 		if (!strcmp(d->conf->tenants[j].name, name))
-			return &d->est[j];
+			return &d->ta.est[j];
 	return NULL;
 }
 
 /* Per-tenant arrays for conf; estimator states carried over by name. */
 static int tenants_alloc(struct fsd_daemon *d, const struct fs_conf *c)
 {
-	size_t n = c->n_tenants, m = n ? n : 1;
-	struct fs_tenant_sample *samples = calloc(m, sizeof(*samples));
-	struct est_state *est = calloc(m, sizeof(*est));
-	struct plan_tenant_in *pin = calloc(m, sizeof(*pin));
-	struct fsd_tenant_pub *pub = calloc(m, sizeof(*pub));
-	struct fs_limits *wlim = calloc(m, sizeof(*wlim));
-	bool *wskip = calloc(m, sizeof(*wskip));
-	struct fs_apply_result *wres = calloc(m, sizeof(*wres));
+	struct tenant_arrays a;
+	size_t n = c->n_tenants;
 
-	if (!samples || !est || !pin || !pub || !wlim || !wskip || !wres) {
-		free(samples);
-		free(est);
-		free(pin);
-		free(pub);
-		free(wlim);
-		free(wskip);
-		free(wres);
+	if (tenant_arrays_alloc(&a, n) < 0)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++) {
 		const struct fs_conf_tenant *t = &c->tenants[i];
 		const struct est_state *old = old_est(d, i, t->name);
 
 		if (old)
-			est[i] = *old;
+			a.est[i] = *old;
 		else
-			est_state_init(&est[i]);
-		plan_tenant_in_init(&pin[i], t->name);
-		pin[i].weight = t->weight;
-		pub[i].weight = t->weight;
-		pin[i].present = false;
+			est_state_init(&a.est[i]);
+		plan_tenant_in_init(&a.pin[i], t->name);
+		a.pin[i].weight = t->weight;
+		a.pub[i].weight = t->weight;
+		a.pin[i].present = false;
 		for (size_t r = 0; r < c->res.n; r++) {
-			pin[i].min[r] = t->min[r];
-			pin[i].max[r] = t->max[r];
+			a.pin[i].min[r] = t->min[r];
+			a.pin[i].max[r] = t->max[r];
 		}
-		snprintf(pub[i].name, sizeof(pub[i].name), "%s", t->name);
-		snprintf(pub[i].cgroup, sizeof(pub[i].cgroup), "%s", t->cgroup);
+		snprintf(a.pub[i].name, sizeof(a.pub[i].name), "%s", t->name);
+		snprintf(a.pub[i].cgroup, sizeof(a.pub[i].cgroup), "%s", t->cgroup);
 	}
-	free(d->samples);
-	free(d->est);
-	free(d->pin);
-	free(d->pub.t);
-	free(d->wlim);
-	free(d->wskip);
-	free(d->wres);
-	d->samples = samples;
-	d->est = est;
-	d->pin = pin;
-	d->pub.t = pub;
-	d->wlim = wlim;
-	d->wskip = wskip;
-	d->wres = wres;
+	tenant_arrays_free(&d->ta);
+	d->ta = a;
+	d->pub.t = a.pub;
 	d->pub.n_tenants = n;
 	d->n = n;
 	return 0;
@@ -265,7 +273,7 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 		}
 	}
 	/* The baseline: rates need two samples. */
-	r = d->ops->sample(d->sampler, now_us, d->samples);
+	r = d->ops->sample(d->sampler, now_us, d->ta.samples);
 	if (r < 0) {
 		fsd_err("baseline sample under %s failed: %s", conf->agent.cgroup_root,
 			strerror(-r));
@@ -290,13 +298,7 @@ void fsd_daemon_free(struct fsd_daemon *d)
 	if (d->writer)
 		fs_writer_close(d->writer);
 	plan_free(&d->plan);
-	free(d->samples);
-	free(d->est);
-	free(d->pin);
-	free(d->pub.t);
-	free(d->wlim);
-	free(d->wskip);
-	free(d->wres);
+	tenant_arrays_free(&d->ta);
 	fs_conf_free(d->conf);
 	free(d);
 }
@@ -322,11 +324,11 @@ static void estimate_all(struct fsd_daemon *d)
 	bool busy[FS_MAX_RES] = {false};
 	struct est_sample es;
 
-	fsd_busy(&d->pcfg.res, d->pcfg.busy, d->n, d->samples, busy);
+	fsd_busy(&d->pcfg.res, d->pcfg.busy, d->n, d->ta.samples, busy);
 	for (size_t i = 0; i < d->n; i++) {
-		const struct fs_tenant_sample *s = &d->samples[i];
+		const struct fs_tenant_sample *s = &d->ta.samples[i];
 		const struct fs_conf_tenant *ct = &d->conf->tenants[i];
-		struct plan_tenant_in *p = &d->pin[i];
+		struct plan_tenant_in *p = &d->ta.pin[i];
 
 		p->present = s->present;
 		if (!s->present)
@@ -334,15 +336,15 @@ static void estimate_all(struct fsd_daemon *d)
 		if (s->reset) {
 			/* New baseline (cgroup recreated or first seen): keep the last
 			 * estimate; without one the tenant waits a period. */
-			p->present = d->est[i].initialized;
+			p->present = d->ta.est[i].initialized;
 		} else {
 			fsd_est_sample(&d->pcfg.res, s, busy, prev_plan_tenant(d, i),
 				       !d->opt.dry_run && !d->released, &es);
 			est_update(&d->pcfg.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
-				   &d->est[i], &es, &d->est[i]);
+				   &d->ta.est[i], &es, &d->ta.est[i]);
 			memcpy(p->usage, es.usage, sizeof(p->usage));
 		}
-		memcpy(p->demand, d->est[i].demand, sizeof(p->demand));
+		memcpy(p->demand, d->ta.est[i].demand, sizeof(p->demand));
 	}
 }
 
@@ -353,16 +355,16 @@ static void apply(struct fsd_daemon *d, const struct plan *pl, uint64_t now_us)
 	if (!d->writer || d->released)
 		return;
 	for (size_t i = 0; i < pl->n_tenants; i++) {
-		d->wskip[i] = !pl->t[i].write;
+		d->ta.wskip[i] = !pl->t[i].write;
 		/* a new baseline or a vanished cgroup: maybe a new one under the name */
-		if (d->samples[i].reset || !d->samples[i].present)
+		if (d->ta.samples[i].reset || !d->ta.samples[i].present)
 			fs_writer_recheck(d->writer, i);
-		if (!d->wskip[i])
-			fsd_limits(&d->pcfg.res, &pl->t[i], &d->wlim[i]);
+		if (!d->ta.wskip[i])
+			fsd_limits(&d->pcfg.res, &pl->t[i], &d->ta.wlim[i]);
 	}
-	fs_writer_apply_all(d->writer, pl->n_tenants, d->wlim, d->wskip, now_us, d->wres);
+	fs_writer_apply_all(d->writer, pl->n_tenants, d->ta.wlim, d->ta.wskip, now_us, d->ta.wres);
 	for (size_t i = 0; i < pl->n_tenants; i++) {
-		const struct fs_apply_result *res = &d->wres[i];
+		const struct fs_apply_result *res = &d->ta.wres[i];
 		const char *cg = d->conf->tenants[i].cgroup, *name = pl->t[i].name;
 
 		d->pub.written += res->written;
@@ -395,10 +397,10 @@ static void publish(struct fsd_daemon *d, uint64_t now_us)
 	p->failed_total += p->failed;
 	p->failed_periods_total = d->failed_periods;
 	for (size_t i = 0; i < d->n; i++) {
-		p->t[i].present = d->pin[i].present;
-		p->t[i].weight = d->pin[i].weight;
-		memcpy(p->t[i].usage, d->pin[i].usage, sizeof(p->t[i].usage));
-		p->t[i].est = d->est[i];
+		p->t[i].present = d->ta.pin[i].present;
+		p->t[i].weight = d->ta.pin[i].weight;
+		memcpy(p->t[i].usage, d->ta.pin[i].usage, sizeof(p->t[i].usage));
+		p->t[i].est = d->ta.est[i];
 		p->t[i].plan = d->plan.t[i];
 	}
 }
@@ -436,22 +438,22 @@ static void log_period(const struct fsd_daemon *d, const char *status)
 		return;
 	fsd_debug("%s", status);
 	for (size_t i = 0; i < d->plan.n_tenants; i++) {
-		double w = d->samples[i].cpu_runq_wait_preempted;
-		double wall = d->samples[i].cpu_runq_wait;
+		double w = d->ta.samples[i].cpu_runq_wait_preempted;
+		double wall = d->ta.samples[i].cpu_runq_wait;
 
 		plan_fmt_summary(&d->pcfg, &d->plan, i, line, sizeof(line));
 		/* runqueue wait (eBPF) next to the CPU demand it raises */
 		wait[0] = '\0';
 		if (cpu >= 0 && isnan(w))
 			snprintf(wait, sizeof(wait), " cpu.usage=%.3f cpu.wait=- cpu.demand=%.3f",
-				 d->pin[i].usage[cpu], d->est[i].demand[cpu]);
+				 d->ta.pin[i].usage[cpu], d->ta.est[i].demand[cpu]);
 		else if (cpu >= 0)
 			snprintf(wait, sizeof(wait),
 				 " cpu.usage=%.3f cpu.wait=%.3f cpu.wait.all=%.3f cpu.demand=%.3f",
-				 d->pin[i].usage[cpu], w, wall, d->est[i].demand[cpu]);
+				 d->ta.pin[i].usage[cpu], w, wall, d->ta.est[i].demand[cpu]);
 		fsd_log(LOG_DEBUG, d->plan.t[i].name, NULL, d->conf->tenants[i].cgroup,
-			"%s probe=%.3f est=%s%s", line, est_probe(&d->est[i]),
-			est_reason_str(d->est[i].reasons, why, sizeof(why)), wait);
+			"%s probe=%.3f est=%s%s", line, est_probe(&d->ta.est[i]),
+			est_reason_str(d->ta.est[i].reasons, why, sizeof(why)), wait);
 	}
 }
 
@@ -499,7 +501,7 @@ int fsd_daemon_period(struct fsd_daemon *d, uint64_t now_us)
 	int r;
 
 	memset(&d->cost, 0, sizeof(d->cost));
-	r = d->ops->sample(d->sampler, now_us, d->samples);
+	r = d->ops->sample(d->sampler, now_us, d->ta.samples);
 	if (r < 0) {
 		fsd_err("sampling under %s failed: %s", d->conf->agent.cgroup_root, strerror(-r));
 		return r;
@@ -507,7 +509,7 @@ int fsd_daemon_period(struct fsd_daemon *d, uint64_t now_us)
 	charge(d, FSD_STAGE_SAMPLE, &mark);
 	estimate_all(d);
 	charge(d, FSD_STAGE_ESTIMATE, &mark);
-	r = plan_compute(&d->pcfg, d->n, d->pin, d->have_plan ? &d->plan : NULL, &next, &err);
+	r = plan_compute(&d->pcfg, d->n, d->ta.pin, d->have_plan ? &d->plan : NULL, &next, &err);
 	if (r < 0) {
 		fsd_err("solving with %s failed, limits unchanged: %s",
 			fs_conf_policy_name(d->conf->agent.policy), err.msg);
@@ -579,8 +581,8 @@ int fsd_daemon_set_weight(struct fsd_daemon *d, const char *tenant, double weigh
 	for (size_t i = 0; i < d->n; i++)
 		if (!strcmp(d->conf->tenants[i].name, tenant)) {
 			fsd_info("tenant %s: weight %g -> %g until the next reload", tenant,
-				 d->pin[i].weight, weight);
-			d->pin[i].weight = weight;
+				 d->ta.pin[i].weight, weight);
+			d->ta.pin[i].weight = weight;
 			d->pub.t[i].weight = weight;
 			return 0;
 		}
@@ -687,7 +689,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	d->ops = ops;
 	d->sampler = sampler;
 	sampler = NULL;
-	d->ops->sample(d->sampler, now_us, d->samples); /* new baseline */
+	d->ops->sample(d->sampler, now_us, d->ta.samples); /* new baseline */
 	d->pcfg = pc;
 	d->ecfg = ec;
 	d->pub.pcfg = pc;
