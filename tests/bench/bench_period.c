@@ -1,0 +1,717 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fairshare-bench-period: the CPU cost of fairshared's control period
+ * (sample, estimate, solve + plan, apply, publish) over generated fake
+ * cgroupfs trees of N tenants (fake_tree.h), and how it grows with N.
+ *
+ * Per N it measures:
+ *   - start-up: fs_conf_load + fsd_daemon_open (baseline sample) + the
+ *     first period, which saves every original value before writing;
+ *     wall time (it includes the state file's fsyncs) and process CPU;
+ *   - the steady state, periods 2..P: the daemon's own CPU time per period
+ *     (fsd_daemon_cost: its thread's CPU inside the period), median and
+ *     worst, the median of each stage, and the process CPU time around
+ *     fsd_daemon_period alone as a cross-check;
+ *   - RSS after the first and after the last period (statm) and the peak
+ *     (ru_maxrss: of the whole process so far, sizes run in the given order).
+ * The fake tree is advanced between periods (counters move, some tenants
+ * CPU-bound, some IO-bound, a few idle), outside the measured region.
+ *
+ * Then the growth per 10x tenants of the steady median, and one line per
+ * target: "target ...: PASS/FAIL (value)". Targets never fail the run: the
+ * exit status is 1 only when opening the daemon or a period returned an
+ * error (and, with --quick, when a check of what the period did fails).
+ *
+ * Usage: fairshare-bench-period [--quick] [--sizes LIST] [--periods P]
+ *                               [--seed S] [--seeds K] [--tmpdir DIR] [--keep]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_conf.h"
+#include "fake_tree.h"
+#include "log.h"
+#include "loop.h"
+#include "paths.h"
+#include "writer.h"
+
+#define MAX_SIZES 8
+#define MAX_SEEDS 32
+#define T0_US	  1000000000ull /* fake CLOCK_MONOTONIC of the baseline sample */
+#define PERIOD_US 1000000ull	/* interval = 1s in the generated config */
+
+/* The targets of the issue (release build, 2-core machine). */
+#define TARGET_1K_MS	 10.0
+#define TARGET_10K_MS	 100.0
+#define TARGET_GROWTH	 12.0
+#define TARGET_START_MS	 2000.0
+#define RSS_GROWTH_SLACK 1.0 /* MiB: allocator noise allowed over the periods */
+
+static const char *const stage_names[FSD_STAGE__COUNT] = {"sample", "estimate", "plan", "apply",
+							  "publish"};
+
+struct opts {
+	size_t sizes[MAX_SIZES];
+	size_t n_sizes;
+	unsigned periods; /* P: period 1 is start-up, 2..P the steady state */
+	bool quick;
+	bool keep;	  /* leave the fake trees in place (their paths are printed) */
+	const char *base; /* where the trees go (fake_tree_default_base()) */
+	uint64_t seed;
+	unsigned seeds;
+};
+
+/* One run: one N, one seed. Times in ms, sizes in MiB. */
+struct result {
+	size_t n;
+	uint64_t seed;
+	int err;		       /* 0, or the first error of open or a period */
+	unsigned checks_failed;	       /* what the first period did (see check_first) */
+	double gen_s;		       /* generating the tree, s (not measured) */
+	double start_wall, start_cpu;  /* load + open + first period */
+	double open_wall, first_wall;  /* the two parts of start_wall */
+	double steady_med, steady_max; /* fsd_daemon_cost total, periods 2..P */
+	double stage_med[FSD_STAGE__COUNT];
+	double proc_med; /* CLOCK_PROCESS_CPUTIME_ID around fsd_daemon_period */
+	double wall_med; /* CLOCK_MONOTONIC around fsd_daemon_period */
+	double rss_first, rss_last, rss_peak;
+	unsigned written_first;		      /* files written by the first period */
+	char mode_first[160], mode_last[160]; /* mode and bottlenecks (describe_mode) */
+};
+
+static double now_ms(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, size_t n)
+{
+	double *s;
+	double m;
+
+	if (n == 0)
+		return NAN;
+	s = malloc(n * sizeof(*s));
+	if (!s)
+		return NAN;
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	free(s);
+	return m;
+}
+
+static double max_of(const double *v, size_t n)
+{
+	double m = n ? v[0] : NAN;
+
+	for (size_t i = 1; i < n; i++)
+		m = fmax(m, v[i]);
+	return m;
+}
+
+/* Resident set size now, MiB, from procfs (model/paths.h names its root). */
+static double rss_mib(void)
+{
+	unsigned long long size, resident;
+	FILE *f = fopen(FS_DEFAULT_PROCFS_ROOT "/self/statm", "re");
+	int n;
+
+	if (!f)
+		return NAN;
+	n = fscanf(f, "%llu %llu", &size, &resident);
+	fclose(f);
+	if (n != 2)
+		return NAN;
+	return (double)resident * (double)sysconf(_SC_PAGESIZE) / (1024.0 * 1024.0);
+}
+
+/* Peak RSS of the process so far, MiB. */
+static double peak_rss_mib(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return NAN;
+	/* KiB on Linux; the kernel updates its high-water mark lazily, so it
+	 * can trail the current RSS a little */
+	return fmax((double)ru.ru_maxrss / 1024.0, rss_mib());
+}
+
+/*
+ * What the first period must have done: written files (the published count),
+ * changed at least one tenant's cpu.max or memory.high away from the
+ * original, and saved the originals in the state file. Returns the number of
+ * failed checks, each printed.
+ */
+static unsigned check_first(const struct fake_tree *ft, const struct fsd_daemon *d)
+{
+	const struct fsd_published *pub = fsd_daemon_published(d);
+	char path[PATH_MAX + 32], buf[256];
+	size_t changed = 0, unreadable = 0;
+	unsigned failed = 0;
+	struct stat st;
+
+	if (pub->written == 0) {
+		printf("# check N=%zu: the first period wrote no file: FAIL\n", ft->n);
+		failed++;
+	}
+	for (size_t i = 0; i < ft->n; i++) {
+		if (fake_tree_read(ft, i, "cpu.max", buf, sizeof(buf)) < 0)
+			unreadable++;
+		else if (strcmp(buf, "max 100000") != 0)
+			changed++;
+		if (fake_tree_read(ft, i, "memory.high", buf, sizeof(buf)) < 0)
+			unreadable++;
+		else if (strcmp(buf, "max") != 0)
+			changed++;
+	}
+	if (unreadable || changed == 0) {
+		printf("# check N=%zu: cpu.max/memory.high changed in %zu files, %zu unreadable: "
+		       "FAIL\n",
+		       ft->n, changed, unreadable);
+		failed++;
+	}
+	snprintf(path, sizeof(path), "%s/%s", ft->state_dir, FS_WRITER_STATE_FILE);
+	if (stat(path, &st) < 0 || st.st_size == 0) {
+		printf("# check N=%zu: state file %s missing or empty: FAIL\n", ft->n, path);
+		failed++;
+	}
+	if (!failed)
+		printf("# check N=%zu: first period wrote %u files, %zu cpu.max/memory.high "
+		       "changed, state file saved (%lld bytes): ok\n",
+		       ft->n, pub->written, changed, (long long)st.st_size);
+	return failed;
+}
+
+/* "mode weights, bottlenecks cpu,disk0.rbps" of the last period. */
+static void describe_mode(const struct fsd_daemon *d, char *buf, size_t len)
+{
+	const struct fsd_published *p = fsd_daemon_published(d);
+	size_t used;
+
+	used = (size_t)snprintf(buf, len, "mode %s, bottlenecks", plan_mode_name(p->mode));
+	for (size_t r = 0; r < p->pcfg.res.n && used < len; r++)
+		if (p->saturated[r])
+			used +=
+			    (size_t)snprintf(buf + used, len - used, " %s", p->pcfg.res.name[r]);
+	if (!p->n_saturated && used < len)
+		snprintf(buf + used, len - used, " none");
+}
+
+static double cost_ms(const struct fsd_period_cost *c)
+{
+	uint64_t ns = 0;
+
+	for (int s = 0; s < FSD_STAGE__COUNT; s++)
+		ns += c->ns[s];
+	return (double)ns / 1e6;
+}
+
+static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result *res)
+{
+	const unsigned steady = o->periods - 1;
+	double *tot = calloc(steady, sizeof(double)), *proc = calloc(steady, sizeof(double));
+	double *wall = calloc(steady, sizeof(double));
+	double *stage[FSD_STAGE__COUNT] = {NULL};
+	struct fake_tree ft;
+	struct fs_conf *conf = NULL;
+	struct fsd_daemon *d = NULL;
+	char err[1024];
+	double w0, c0, t;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	res->n = n;
+	res->seed = seed;
+	bool oom = !tot || !proc || !wall;
+
+	for (int s = 0; s < FSD_STAGE__COUNT; s++) {
+		stage[s] = calloc(steady, sizeof(double));
+		oom |= !stage[s];
+	}
+	if (oom) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+
+	t = now_ms(CLOCK_MONOTONIC);
+	r = fake_tree_create(&ft, n, seed, o->base);
+	if (r < 0) {
+		fprintf(stderr, "N=%zu: cannot generate the fake tree: %s\n", n, strerror(-r));
+		goto out_free;
+	}
+	res->gen_s = (now_ms(CLOCK_MONOTONIC) - t) / 1e3;
+
+	/* start-up, part 1: load the config and open the daemon (baseline) */
+	struct fs_conf_env env = {.sysfs_root = ft.sysfs_root, .ncpus_fallback = 1};
+	struct fsd_options fo = {.config_path = ft.conf_path,
+				 .dry_run = false,
+				 .once = false,
+				 .sysfs_root = ft.sysfs_root};
+	w0 = now_ms(CLOCK_MONOTONIC);
+	c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
+	r = fs_conf_load(ft.conf_path, &env, &conf, err, sizeof(err));
+	if (r == 0)
+		r = fsd_daemon_open(&d, &fo, conf, T0_US); /* owns conf, also on error */
+	res->open_wall = now_ms(CLOCK_MONOTONIC) - w0;
+	res->start_cpu = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	if (r < 0) {
+		fprintf(stderr, "N=%zu: %s: %s\n", n, conf ? "fsd_daemon_open" : "fs_conf_load",
+			conf ? strerror(-r) : err);
+		goto out_tree;
+	}
+
+	/* start-up, part 2: the first period (saves every original) */
+	r = fake_tree_advance(&ft, PERIOD_US);
+	if (r < 0) {
+		fprintf(stderr, "N=%zu: advancing the fake tree: %s\n", n, strerror(-r));
+		goto out_daemon;
+	}
+	w0 = now_ms(CLOCK_MONOTONIC);
+	c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
+	r = fsd_daemon_period(d, T0_US + PERIOD_US);
+	res->first_wall = now_ms(CLOCK_MONOTONIC) - w0;
+	res->start_cpu += now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	res->start_wall = res->open_wall + res->first_wall;
+	if (r < 0) {
+		fprintf(stderr, "N=%zu: period 1 returned %s\n", n, strerror(-r));
+		goto out_daemon;
+	}
+	res->written_first = fsd_daemon_published(d)->written;
+	describe_mode(d, res->mode_first, sizeof(res->mode_first));
+	res->rss_first = rss_mib();
+	res->checks_failed = check_first(&ft, d);
+
+	/* the steady state */
+	for (unsigned p = 0; p < steady; p++) {
+		const struct fsd_period_cost *c;
+
+		r = fake_tree_advance(&ft, PERIOD_US);
+		if (r < 0) {
+			fprintf(stderr, "N=%zu: advancing the fake tree: %s\n", n, strerror(-r));
+			goto out_daemon;
+		}
+		w0 = now_ms(CLOCK_MONOTONIC);
+		c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
+		r = fsd_daemon_period(d, T0_US + (p + 2) * PERIOD_US);
+		proc[p] = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+		wall[p] = now_ms(CLOCK_MONOTONIC) - w0;
+		if (r < 0) {
+			fprintf(stderr, "N=%zu: period %u returned %s\n", n, p + 2, strerror(-r));
+			goto out_daemon;
+		}
+		c = fsd_daemon_cost(d);
+		tot[p] = cost_ms(c);
+		for (int s = 0; s < FSD_STAGE__COUNT; s++)
+			stage[s][p] = (double)c->ns[s] / 1e6;
+	}
+	describe_mode(d, res->mode_last, sizeof(res->mode_last));
+	res->rss_last = rss_mib();
+	res->rss_peak = peak_rss_mib();
+	res->steady_med = median(tot, steady);
+	res->steady_max = max_of(tot, steady);
+	res->proc_med = median(proc, steady);
+	res->wall_med = median(wall, steady);
+	for (int s = 0; s < FSD_STAGE__COUNT; s++)
+		res->stage_med[s] = median(stage[s], steady);
+	printf("# N=%zu seed=%llu: tree generated in %.1f s; start-up %.0f ms wall (load+open "
+	       "%.0f, first period %.0f); first period: %u files written, %s; last: %s\n",
+	       n, (unsigned long long)seed, res->gen_s, res->start_wall, res->open_wall,
+	       res->first_wall, res->written_first, res->mode_first, res->mode_last);
+	fflush(stdout);
+
+out_daemon:
+	fsd_daemon_free(d);
+out_tree:
+	if (o->keep) {
+		printf("# N=%zu seed=%llu: fake tree kept in %s\n", n, (unsigned long long)seed,
+		       ft.dir);
+		free(ft.dir);
+		free(ft.t);
+	} else {
+		fake_tree_destroy(&ft);
+	}
+out_free:
+	free(tot);
+	free(proc);
+	free(wall);
+	for (int s = 0; s < FSD_STAGE__COUNT; s++)
+		free(stage[s]);
+	res->err = r;
+	return r;
+}
+
+/* ---- report ---------------------------------------------------------------- */
+
+/* Column c of a result (times ms, sizes MiB). */
+enum col {
+	C_START_WALL,
+	C_START_CPU,
+	C_MED,
+	C_MAX,
+	C_STAGE0, /* .. C_STAGE0 + FSD_STAGE__COUNT - 1 */
+	C_PROC = C_STAGE0 + FSD_STAGE__COUNT,
+	C_WALL,
+	C_RSS_FIRST,
+	C_RSS_LAST,
+	C_RSS_PEAK,
+	C__COUNT,
+};
+
+static double col(const struct result *r, int c)
+{
+	switch (c) {
+	case C_START_WALL:
+		return r->start_wall;
+	case C_START_CPU:
+		return r->start_cpu;
+	case C_MED:
+		return r->steady_med;
+	case C_MAX:
+		return r->steady_max;
+	case C_PROC:
+		return r->proc_med;
+	case C_WALL:
+		return r->wall_med;
+	case C_RSS_FIRST:
+		return r->rss_first;
+	case C_RSS_LAST:
+		return r->rss_last;
+	case C_RSS_PEAK:
+		return r->rss_peak;
+	default:
+		return r->stage_med[c - C_STAGE0];
+	}
+}
+
+/* Median (worst = false) or max (worst = true) of column c over K seeds. */
+static double over_seeds(const struct result *rs, unsigned k, int c, bool worst)
+{
+	double v[MAX_SEEDS];
+
+	for (unsigned i = 0; i < k; i++)
+		v[i] = col(&rs[i], c);
+	return worst ? max_of(v, k) : median(v, k);
+}
+
+static void print_header(void)
+{
+	printf("\n%7s %-6s %9s %9s %9s %9s", "N", "", "start_ms", "startcpu", "med_ms", "max_ms");
+	for (int s = 0; s < FSD_STAGE__COUNT; s++)
+		printf(" %9s", stage_names[s]);
+	printf(" %9s %9s %9s %9s %9s\n", "proc_ms", "wall_ms", "rss1_MiB", "rssP_MiB", "peak_MiB");
+}
+
+static void print_row(size_t n, const char *tag, const struct result *rs, unsigned k, bool worst)
+{
+	char t[16];
+
+	snprintf(t, sizeof(t), "%s", tag);
+	printf("%7zu %-6s", n, t);
+	for (int c = 0; c < C__COUNT; c++) {
+		const double v = over_seeds(rs, k, c, worst);
+
+		if (c == C_START_WALL || c == C_START_CPU || c >= C_RSS_FIRST)
+			printf(" %9.1f", v);
+		else
+			printf(" %9.3f", v);
+	}
+	printf("\n");
+}
+
+static const struct result *find_size(const struct opts *o, struct result (*rs)[MAX_SEEDS],
+				      size_t n)
+{
+	for (size_t i = 0; i < o->n_sizes; i++)
+		if (o->sizes[i] == n && !rs[i][0].err)
+			return rs[i];
+	return NULL;
+}
+
+static void target_period(const struct opts *o, struct result (*rs)[MAX_SEEDS], size_t n,
+			  double limit)
+{
+	const struct result *r = find_size(o, rs, n);
+	double med, worst;
+
+	if (!r) {
+		printf("target %zu tenants <= %g ms CPU per period: NOT RUN\n", n, limit);
+		return;
+	}
+	med = over_seeds(r, o->seeds, C_MED, false);
+	worst = over_seeds(r, o->seeds, C_MED, true);
+	printf("target %zu tenants <= %g ms CPU per period (steady median): %s (%.3f ms", n, limit,
+	       med <= limit ? "PASS" : "FAIL", med);
+	if (o->seeds > 1)
+		printf("; worst seed %.3f ms", worst);
+	printf("; worst period %.3f ms)\n", over_seeds(r, o->seeds, C_MAX, true));
+}
+
+static void report(const struct opts *o, struct result (*rs)[MAX_SEEDS])
+{
+	double worst_growth = -1;
+	bool growth_ran = false;
+	const struct result *big;
+
+	printf("\nCPU per period (ms) = the daemon thread's CPU inside fsd_daemon_period "
+	       "(fsd_daemon_cost), periods 2..%u;\n"
+	       "  med_ms/max_ms: median/worst total; stage columns: median per stage (plan "
+	       "includes the solve);\n"
+	       "  proc_ms: median process CPU around fsd_daemon_period (cross-check), wall_ms: "
+	       "its median wall time;\n"
+	       "  start_ms: wall time of fs_conf_load + fsd_daemon_open + the first period "
+	       "(saves every original), startcpu: its process CPU;\n"
+	       "  rss1/rssP: RSS after the first/last period; peak: ru_maxrss of the process so "
+	       "far.\n",
+	       o->periods);
+	if (o->seeds > 1)
+		printf("  %u seeds from %llu: 'median' and 'worst' rows are over seeds.\n",
+		       o->seeds, (unsigned long long)o->seed);
+	print_header();
+	for (size_t i = 0; i < o->n_sizes; i++) {
+		if (rs[i][0].err) {
+			printf("%7zu %-6s ERROR %d (%s)\n", o->sizes[i], "", rs[i][0].err,
+			       strerror(-rs[i][0].err));
+			continue;
+		}
+		if (o->seeds == 1) {
+			print_row(o->sizes[i], "", rs[i], 1, false);
+		} else {
+			print_row(o->sizes[i], "median", rs[i], o->seeds, false);
+			print_row(o->sizes[i], "worst", rs[i], o->seeds, true);
+		}
+	}
+
+	printf("\nGrowth of the steady median CPU per period (per 10x tenants):\n");
+	for (size_t i = 1; i < o->n_sizes; i++) {
+		const struct result *a = rs[i - 1], *b = rs[i];
+		double ta, tb, g, per10;
+
+		if (a[0].err || b[0].err || o->sizes[i] <= o->sizes[i - 1])
+			continue;
+		ta = over_seeds(a, o->seeds, C_MED, false);
+		tb = over_seeds(b, o->seeds, C_MED, false);
+		g = tb / ta;
+		per10 = pow(g, 1.0 / log10((double)o->sizes[i] / (double)o->sizes[i - 1]));
+		printf("  %zu -> %zu: %.3f -> %.3f ms: x%.2f (x%.2f per 10x)\n", o->sizes[i - 1],
+		       o->sizes[i], ta, tb, g, per10);
+		worst_growth = fmax(worst_growth, per10);
+		growth_ran = true;
+	}
+	if (!growth_ran)
+		printf("  (needs two sizes)\n");
+
+	printf("\nTargets (release build, 2-core machine; they never fail this benchmark):\n");
+	target_period(o, rs, 1000, TARGET_1K_MS);
+	target_period(o, rs, 10000, TARGET_10K_MS);
+	if (growth_ran)
+		printf("target growth per 10x tenants <= %gx: %s (worst x%.2f)\n", TARGET_GROWTH,
+		       worst_growth <= TARGET_GROWTH ? "PASS" : "FAIL", worst_growth);
+	else
+		printf("target growth per 10x tenants <= %gx: NOT RUN\n", TARGET_GROWTH);
+	big = find_size(o, rs, 10000);
+	if (big) {
+		const double med = over_seeds(big, o->seeds, C_START_WALL, false);
+		const double worst = over_seeds(big, o->seeds, C_START_WALL, true);
+		const double r1 = over_seeds(big, o->seeds, C_RSS_FIRST, true);
+		const double rp = over_seeds(big, o->seeds, C_RSS_LAST, true);
+		double grow = 0;
+
+		printf("target start-up with 10000 tenants (originals saved) < %g ms wall: %s "
+		       "(%.0f ms, %.0f ms CPU",
+		       TARGET_START_MS, med < TARGET_START_MS ? "PASS" : "FAIL", med,
+		       over_seeds(big, o->seeds, C_START_CPU, false));
+		if (o->seeds > 1)
+			printf("; worst seed %.0f ms", worst);
+		printf(")\n");
+		for (unsigned k = 0; k < o->seeds; k++)
+			grow = fmax(grow, big[k].rss_last - big[k].rss_first);
+		printf("report RSS at 10000 tenants: %.1f MiB after the first period, %.1f MiB "
+		       "after period %u, peak %.1f MiB\n",
+		       r1, rp, o->periods, over_seeds(big, o->seeds, C_RSS_PEAK, true));
+		printf("target RSS at 10000 tenants does not grow after the first period "
+		       "(<= %g MiB slack): %s (%+.2f MiB over %u periods)\n",
+		       RSS_GROWTH_SLACK, grow <= RSS_GROWTH_SLACK ? "PASS" : "FAIL", grow,
+		       o->periods - 1);
+	} else {
+		printf("target start-up with 10000 tenants (originals saved) < %g ms wall: NOT "
+		       "RUN\n",
+		       TARGET_START_MS);
+		printf("report RSS at 10000 tenants: NOT RUN\n");
+	}
+}
+
+/* ---- command line ------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: fairshare-bench-period [OPTIONS]\n"
+		"  --sizes LIST  tenant counts, ascending (default 100,1000,10000)\n"
+		"  --periods P   periods per size, >= 2: the first is start-up, 2..P the steady\n"
+		"                state (default 10)\n"
+		"  --seed S      seed of the generated tree and load (default 1)\n"
+		"  --seeds K     repeat with seeds S..S+K-1; print median and worst over seeds\n"
+		"  --quick       100 tenants, 4 periods: a test that fails only on errors\n"
+		"                (a period failing, or the first period not writing and saving)\n"
+		"  --tmpdir DIR  where the fake trees go (default $TMPDIR, else /dev/shm when\n"
+		"                writable, else /tmp)\n"
+		"  --keep        leave the generated trees in place (for debugging)\n");
+}
+
+static int parse_sizes(const char *s, struct opts *o)
+{
+	char *end;
+
+	o->n_sizes = 0;
+	while (*s) {
+		unsigned long long v = strtoull(s, &end, 10);
+
+		if (end == s || v == 0 || v > 99999 || o->n_sizes == MAX_SIZES)
+			return -EINVAL;
+		o->sizes[o->n_sizes++] = (size_t)v;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -EINVAL;
+	}
+	return o->n_sizes ? 0 : -EINVAL;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+	    {"sizes", required_argument, NULL, 'n'},
+	    {"periods", required_argument, NULL, 'p'},
+	    {"seed", required_argument, NULL, 's'},
+	    {"seeds", required_argument, NULL, 'k'},
+	    {"quick", no_argument, NULL, 'q'},
+	    {"keep", no_argument, NULL, 'K'},
+	    {"tmpdir", required_argument, NULL, 'T'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	bool sizes_given = false, periods_given = false;
+	char *end;
+	int c;
+
+	*o = (struct opts){
+	    .sizes = {100, 1000, 10000}, .n_sizes = 3, .periods = 10, .seed = 1, .seeds = 1};
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (parse_sizes(optarg, o) < 0) {
+				fprintf(stderr, "bad --sizes '%s'\n", optarg);
+				return -EINVAL;
+			}
+			sizes_given = true;
+			break;
+		case 'p':
+			o->periods = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || o->periods < 2 || o->periods > 100000) {
+				fprintf(stderr, "bad --periods '%s' (2 or more)\n", optarg);
+				return -EINVAL;
+			}
+			periods_given = true;
+			break;
+		case 's':
+			o->seed = strtoull(optarg, &end, 10);
+			if (*end || !*optarg) {
+				fprintf(stderr, "bad --seed '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'k':
+			o->seeds = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || o->seeds < 1 || o->seeds > MAX_SEEDS) {
+				fprintf(stderr, "bad --seeds '%s' (1..%d)\n", optarg, MAX_SEEDS);
+				return -EINVAL;
+			}
+			break;
+		case 'q':
+			o->quick = true;
+			break;
+		case 'K':
+			o->keep = true;
+			break;
+		case 'T':
+			o->base = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (o->quick && !sizes_given) {
+		o->sizes[0] = 100;
+		o->n_sizes = 1;
+	}
+	if (o->quick && !periods_given)
+		o->periods = 4;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct result rs[MAX_SIZES][MAX_SEEDS];
+	struct opts o;
+	int failures = 0;
+
+	if (parse_opts(argc, argv, &o) < 0)
+		return 2;
+	/* warnings and errors only; and never talk to a real service manager */
+	fsd_log_setup(LOG_WARNING, false);
+	unsetenv("NOTIFY_SOCKET");
+	printf("fairshare-bench-period: sizes");
+	for (size_t i = 0; i < o.n_sizes; i++)
+		printf("%s%zu", i ? "," : " ", o.sizes[i]);
+	printf(", %u periods (1 start-up + %u steady), seed %llu x %u%s, trees in %s\n", o.periods,
+	       o.periods - 1, (unsigned long long)o.seed, o.seeds, o.quick ? ", quick" : "",
+	       o.base ? o.base : fake_tree_default_base());
+	fflush(stdout);
+	for (size_t i = 0; i < o.n_sizes; i++)
+		for (unsigned k = 0; k < o.seeds; k++) {
+			struct result *r = &rs[i][k];
+
+			if (run_one(&o, o.sizes[i], o.seed + k, r) < 0) {
+				failures++;
+				if (k)
+					rs[i][0].err = r->err; /* the row shows the error */
+			}
+			if (o.quick)
+				failures += (int)r->checks_failed;
+		}
+	report(&o, rs);
+	if (failures)
+		printf("\n%d error(s)\n", failures);
+	return failures ? 1 : 0;
+}

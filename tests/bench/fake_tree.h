@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A generated fake host for the period benchmark (bench_period.c): in one
+ * mkdtemp directory, N tenant cgroups with every file the cgroupfs sampler
+ * reads and the writer writes, a minimal fake sysfs for the one disk, a
+ * state directory and a fairshared config that names them all. Nothing of
+ * the host is read: cpu, memory and the disk's capacities are given
+ * explicitly, and the disk resolves through the fake sysfs.
+ *
+ * Between periods fake_tree_advance() moves the counters the way a busy
+ * host would (deterministic in the seed): CPU-bound tenants burn cores (up
+ * to the cpu.max the daemon wrote, and count throttling beyond it), IO-bound
+ * tenants read and write (up to their io.max), mixed tenants do some of
+ * both, idle ones do nothing; memory drifts; a few tenants change kind now
+ * and then.
+ */
+#ifndef FAIRSHARE_BENCH_FAKE_TREE_H
+#define FAIRSHARE_BENCH_FAKE_TREE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum fake_kind {
+	FAKE_CPU,   /* wants 1-3 cores, little IO */
+	FAKE_IO,    /* wants disk bandwidth, little CPU */
+	FAKE_MIXED, /* some of both */
+	FAKE_IDLE,  /* counters do not move */
+};
+
+struct fake_tenant {
+	enum fake_kind kind;
+	double want_cores;	     /* wanted, before cpu.max */
+	double want_rbps, want_wbps; /* bytes/s, before io.max */
+	uint64_t usage_usec, user_usec, system_usec;
+	uint64_t nr_periods, nr_throttled, throttled_usec;
+	uint64_t rbytes, wbytes, rios, wios;
+	uint64_t mem_current;
+	uint64_t psi_cpu_total, psi_mem_total, psi_io_total; /* "some" totals, us */
+	double psi_cpu_avg, psi_io_avg;			     /* avg10, percent */
+	double weight;					     /* in the config */
+};
+
+struct fake_tree {
+	char *dir;		       /* the mkdtemp directory (malloc'd) */
+	char cg_root[PATH_MAX];	       /* <dir>/cg: the cgroup_root */
+	char sysfs_root[PATH_MAX];     /* <dir>/sys: fs_conf_env.sysfs_root */
+	char state_dir[PATH_MAX];      /* <dir>/state */
+	char conf_path[PATH_MAX];      /* <dir>/fairshare.conf */
+	unsigned disk_maj, disk_min;   /* the fake whole disk */
+	double cpu_cores;	       /* capacities written to the config */
+	uint64_t mem_total, disk_rbps, disk_wbps;
+	size_t n;
+	struct fake_tenant *t;
+	uint64_t rng;
+};
+
+/* The directory of tenant i relative to cg_root ("fs-bench.slice/t0042.scope"). */
+void fake_tree_cgroup(size_t i, char *buf, size_t len);
+
+/*
+ * Where trees go when the caller names no directory: $TMPDIR if set, else
+ * /dev/shm when writable (tmpfs: in memory like cgroupfs and like the
+ * state_dir's default /run/fairshare; on a disk file system every fsync of
+ * the state file would also commit the tree's own writes), else /tmp.
+ */
+const char *fake_tree_default_base(void);
+
+/* Builds the tree for n tenants in a new directory under base (NULL:
+ * fake_tree_default_base()). 0 or -errno (the partial tree is removed). */
+int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *base);
+
+/* Moves every counter by dt_us of activity. 0 or -errno. */
+int fake_tree_advance(struct fake_tree *ft, uint64_t dt_us);
+
+/* Reads <cg_root>/<tenant i>/<file> into buf (first line, no newline). 0 or -errno. */
+int fake_tree_read(const struct fake_tree *ft, size_t i, const char *file, char *buf, size_t len);
+
+/* rm -rf of the whole directory (never follows symlinks); frees ft. */
+void fake_tree_destroy(struct fake_tree *ft);
+
+#endif /* FAIRSHARE_BENCH_FAKE_TREE_H */
