@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "fs_bpf_internal.h"
+#include "paths.h"
 
 #define FS_BPF_SRC "fs_bpf.c"
 
@@ -220,6 +221,7 @@ int fs_bpf_open(const struct fs_bpf_config *cfg, struct fs_bpf **out, char *err,
 		rc = FAIL(-ENOMEM, "allocate handle");
 		goto out;
 	}
+	b->proc_fd = -1;
 	b->ncpus = libbpf_num_possible_cpus();
 	if (b->ncpus <= 0) {
 		rc = FAIL(b->ncpus ? b->ncpus : -EINVAL, "count possible CPUs");
@@ -236,6 +238,14 @@ int fs_bpf_open(const struct fs_bpf_config *cfg, struct fs_bpf **out, char *err,
 		goto out;
 	}
 	if (cfg->programs & FS_BPF_SCHED) {
+		const char *proc = cfg->procfs_root && *cfg->procfs_root ? cfg->procfs_root
+									 : FS_DEFAULT_PROCFS_ROOT;
+
+		b->proc_fd = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (b->proc_fd < 0) {
+			rc = FAIL(-errno, "open procfs root %s", proc);
+			goto out;
+		}
 		rc = open_sched(b, max_cgroups, !cfg->approx_wait, err, errlen);
 		if (rc)
 			goto out;
@@ -267,6 +277,8 @@ void fs_bpf_close(struct fs_bpf *b)
 	fs_net__destroy(b->net);
 	fs_blk__destroy(b->blk);
 	fs_sched__destroy(b->sched);
+	if (b->proc_fd >= 0)
+		close(b->proc_fd);
 	free(b->pcpu_buf);
 	free(b);
 }

@@ -9,7 +9,8 @@
  * evicted (LRU maps, sized by max_cgroups): treat a decrease as a reset.
  *
  * cpu_ns includes the running part of runs in progress (read from
- * /proc/PID/schedstat, so the reader must see the host's pid namespace).
+ * PID/schedstat under the procfs root, so that procfs must show the host's
+ * pid namespace).
  *
  * Functions return 0 or a negative errno and write a message with context
  * into err (may be NULL). On failure the caller falls back to cgroupfs.
@@ -40,6 +41,9 @@ struct fs_bpf_config {
 	/* cheaper wait_ns that misses wait credited while a queued task
 	 * migrates: 1-17 % low under load (see sched.bpf.c); default exact */
 	bool approx_wait;
+	/* procfs mount for PID/schedstat (FS_BPF_SCHED; opened once by
+	 * fs_bpf_open); NULL or "" = FS_DEFAULT_PROCFS_ROOT (model/paths.h) */
+	const char *procfs_root;
 };
 
 struct fs_bpf_dev_io {

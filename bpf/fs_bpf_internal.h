@@ -18,6 +18,7 @@ struct fs_bpf {
 	struct fs_blk *blk;
 	struct fs_net *net;
 	void *pcpu_buf; /* ncpus values of the largest per-CPU value type */
+	int proc_fd;	/* procfs root (O_PATH), -1 without FS_BPF_SCHED */
 };
 
 /* Format "FILE:LINE: what: strerror(-rc) (libbpf's reason)" into err; returns rc. */

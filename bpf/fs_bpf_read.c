@@ -191,23 +191,31 @@ static bool snap_cpu(const struct fs_sched_cpu *src, struct fs_sched_cpu *dst)
 	return false;
 }
 
-/* Kernel's runtime and run_delay of a task, including its current run. */
-static bool task_schedstat(uint64_t pid, uint64_t *run, uint64_t *delay)
+/* Kernel's runtime and run_delay of a task, including its current run
+ * (PID/schedstat under the procfs root). */
+static bool task_schedstat(const struct fs_bpf *b, uint64_t pid, uint64_t *run, uint64_t *delay)
 {
 	unsigned long long r, d;
-	char path[64];
-	FILE *f;
-	bool ok;
+	char path[32], text[128];
+	ssize_t n;
+	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%llu/schedstat", (unsigned long long)pid);
-	f = fopen(path, "re");
-	if (!f)
+	snprintf(path, sizeof(path), "%llu/schedstat", (unsigned long long)pid);
+	fd = openat(b->proc_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return false;
-	ok = fscanf(f, "%llu %llu", &r, &d) == 2;
-	fclose(f);
+	do {
+		n = read(fd, text, sizeof(text) - 1);
+	} while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	if (sscanf(text, "%llu %llu", &r, &d) != 2)
+		return false;
 	*run = r;
 	*delay = d;
-	return ok;
+	return true;
 }
 
 /*
@@ -260,11 +268,11 @@ static int read_sched(struct fs_bpf *b, const struct id_set *s, struct fs_bpf_co
 			if (!bad[cpu] && !running && !acc)
 				continue;
 			/*
-			 * Gone from /proc but still on the CPU: an exiting task
+			 * Gone from procfs but still on the CPU: an exiting task
 			 * before its last switch (its parent may reap it first).
 			 * That switch is imminent and charges the run: wait for it.
 			 */
-			if (!bad[cpu] && running && !task_schedstat(c->pid, &run, &delay))
+			if (!bad[cpu] && running && !task_schedstat(b, c->pid, &run, &delay))
 				bad[cpu] = true;
 			if (bad[cpu] || !snap_cpu(&cpus[cpu], &c2) || c2.seq != c->seq) {
 				stable = false;

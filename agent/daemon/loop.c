@@ -180,8 +180,8 @@ static const char **cgroup_list(const struct fs_conf *c)
  * (FS_SAMPLER_BPF when it was eBPF: a load failure refuses the reload). *ops
  * is the backend that owns *out.
  */
-static int sampler_open(const struct fs_conf *c, enum fs_conf_sampler mode,
-			const struct fs_sampler_ops **ops, void **out)
+static int sampler_open(const struct fsd_daemon *d, const struct fs_conf *c,
+			enum fs_conf_sampler mode, const struct fs_sampler_ops **ops, void **out)
 {
 	struct fs_devnum disks[FS_MAX_DISKS];
 	const char **cgroups = cgroup_list(c);
@@ -193,6 +193,7 @@ static int sampler_open(const struct fs_conf *c, enum fs_conf_sampler mode,
 		disks[k] = c->disks[k].dev;
 	struct fs_sampler_config sc = {
 	    .cgroup_root = c->agent.cgroup_root,
+	    .procfs_root = d->paths.procfs_root,
 	    .n_tenants = c->n_tenants,
 	    .cgroups = cgroups,
 	    .n_disks = c->n_disks,
@@ -255,7 +256,7 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 	d->pub.pcfg = d->pcfg;
 	d->pub.policy = fs_conf_policy_name(conf->agent.policy);
 	d->pub.interval_us = conf->agent.interval_us;
-	r = sampler_open(conf, conf->agent.sampler, &d->ops, &d->sampler);
+	r = sampler_open(d, conf, conf->agent.sampler, &d->ops, &d->sampler);
 	if (r < 0) {
 		fsd_err("cannot sample cgroups under %s (sampler %s): %s", conf->agent.cgroup_root,
 			fs_conf_sampler_name(conf->agent.sampler), strerror(-r));
@@ -647,8 +648,8 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 		r = -EINVAL;
 		goto out;
 	}
-	r = sampler_open(nc, d->ops == &fs_sampler_bpf ? FS_SAMPLER_BPF : FS_SAMPLER_CGROUPFS, &ops,
-			 &sampler);
+	r = sampler_open(d, nc, d->ops == &fs_sampler_bpf ? FS_SAMPLER_BPF : FS_SAMPLER_CGROUPFS,
+			 &ops, &sampler);
 	if (r < 0) {
 		fsd_err("reload refused: cannot sample the new tenants: %s", strerror(-r));
 		goto out;

@@ -76,6 +76,15 @@ struct fs_sampler_config {
 	const struct fs_devnum *disks; /* [n_disks] whole disks, as in io.stat */
 	fs_log_fn log;		       /* may be NULL */
 	void *log_ctx;
+	/* procfs mount, for per-task files (the bpf sampler reads
+	 * PID/schedstat under it); NULL or "" = FS_DEFAULT_PROCFS_ROOT
+	 * (model/paths.h). The cgroupfs sampler does not use it. */
+	const char *procfs_root;
+	/* fds the cgroupfs sampler may keep open between periods (1 + 8 per
+	 * tenant; a tenant beyond it opens its files every period); 0 = the
+	 * default, derived from RLIMIT_NOFILE at open, which also caps it
+	 * (see sample_cgroupfs.c) */
+	size_t max_open_files;
 };
 
 struct fs_sampler_ops {

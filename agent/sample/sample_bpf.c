@@ -204,6 +204,7 @@ static int open_quiet(struct bpf_sampler **out, const struct fs_sampler_config *
 	}
 	bc.programs = s->programs;
 	bc.approx_wait = s->approx_wait;
+	bc.procfs_root = cfg->procfs_root; /* NULL or "": fs_bpf's default */
 	if (s->programs & FS_BPF_NET) {
 		r = fs_sampler_bpf_common_ancestor(cfg, attach, sizeof(attach));
 		if (r < 0) {

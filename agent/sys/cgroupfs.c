@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroupfs.h"
@@ -112,44 +113,62 @@ static int check_file_name(const char *file)
 	return 0;
 }
 
-int fs_cgfs_read_at(int dirfd, const char *file, struct fs_buf *b)
+int fs_cgfs_open_file_at(int dirfd, const char *file)
 {
-	int fd, r = 0;
+	int fd, r;
 
 	r = check_file_name(file);
 	if (r < 0)
 		return r;
 	fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * A read shorter than asked is the end of the file: a regular file returns
+ * less only at its end, and a cgroupfs (kernfs seq_file) read fills the
+ * buffer with records until the last one. That saves the pread that would
+ * return 0, one syscall per file per period.
+ */
+int fs_cgfs_pread(int fd, struct fs_buf *b)
+{
 	b->len = 0;
 	for (;;) {
+		size_t want;
 		ssize_t n;
 
 		if (b->cap - b->len < 2) {
 			size_t cap = b->cap ? b->cap * 2 : 4096;
 			char *d = realloc(b->data, cap);
 
-			if (!d) {
-				r = -ENOMEM;
-				goto out;
-			}
+			if (!d)
+				return -ENOMEM;
 			b->data = d;
 			b->cap = cap;
 		}
-		n = read(fd, b->data + b->len, b->cap - b->len - 1);
+		want = b->cap - b->len - 1;
+		n = pread(fd, b->data + b->len, want, (off_t)b->len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			r = -errno;
-			goto out;
+			return -errno;
 		}
-		if (n == 0)
-			break;
 		b->len += (size_t)n;
+		if ((size_t)n < want)
+			break;
 	}
 	b->data[b->len] = '\0';
-out:
+	return 0;
+}
+
+int fs_cgfs_read_at(int dirfd, const char *file, struct fs_buf *b)
+{
+	int fd = fs_cgfs_open_file_at(dirfd, file);
+	int r;
+
+	if (fd < 0)
+		return fd;
+	r = fs_cgfs_pread(fd, b);
 	close(fd);
 	return r;
 }
@@ -164,6 +183,18 @@ int fs_cgfs_read(const struct fs_cgroupfs *cg, const char *rel, const char *file
 	r = fs_cgfs_read_at(dirfd, file, b);
 	close(dirfd);
 	return r;
+}
+
+int fs_cgfs_stat_cgroup(const struct fs_cgroupfs *cg, const char *rel, struct stat *st)
+{
+	int r;
+
+	if (cg->root_fd < 0)
+		return -EBADF;
+	r = fs_cgfs_check_path(rel);
+	if (r < 0)
+		return r;
+	return fstatat(cg->root_fd, rel, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
 int fs_cgfs_write_at(int dirfd, const char *file, const char *value)

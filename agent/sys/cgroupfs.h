@@ -13,6 +13,7 @@
 #define FAIRSHARE_CGROUPFS_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 struct fs_cgroupfs {
 	int root_fd; /* O_PATH|O_DIRECTORY fd of the root, -1 when closed */
@@ -53,6 +54,33 @@ int fs_cgfs_read(const struct fs_cgroupfs *cg, const char *rel, const char *file
 
 /* Reads a file relative to an already opened cgroup directory fd. */
 int fs_cgfs_read_at(int dirfd, const char *file, struct fs_buf *b);
+
+/*
+ * Opens <dirfd>/<file> for reading again and again with fs_cgfs_pread()
+ * (O_RDONLY|O_CLOEXEC|O_NOFOLLOW; file is one name: no '/', "." or "..").
+ * dirfd comes from fs_cgfs_open_cgroup(). An fd >= 0 or -errno (-ENOENT:
+ * no such file, e.g. controller not enabled or no PSI).
+ */
+int fs_cgfs_open_file_at(int dirfd, const char *file);
+
+/*
+ * Reads the whole file behind fd into b (NUL-terminated) with pread(2) from
+ * offset 0, so one fd serves every period: on cgroupfs a read at offset 0
+ * makes the kernel generate the text afresh (seq_file restarts), on a
+ * regular file (the tests' fake trees) it sees the current contents. 0 or
+ * -errno; -ENODEV once the cgroup (or the file, when its controller was
+ * disabled) was removed from cgroupfs.
+ */
+int fs_cgfs_pread(int fd, struct fs_buf *b);
+
+/*
+ * fstatat(2) of cgroup rel without opening it (one syscall), to tell whether
+ * the directory at rel is still the one an fd was opened on (st_dev, st_ino).
+ * Only for that comparison: unlike fs_cgfs_open_cgroup() it follows symlinks
+ * in the leading components (not the last), so it must never be used to
+ * decide what to read or write. 0 or -errno (-ENOENT when the cgroup is gone).
+ */
+int fs_cgfs_stat_cgroup(const struct fs_cgroupfs *cg, const char *rel, struct stat *st);
 
 /*
  * Writes value to <rel>/<file> in one write(2) (cgroup files need that),

@@ -2,7 +2,9 @@
 /*
  * Stat-file parsers (formats copied from a 6.1 kernel's cgroup2, see
  * shared/notes/vm-and-bpf-measurements.md section 2) and the cgroupfs sampler
- * against a fake tree: rates, counter reset, missing cgroup, missing PSI.
+ * against a fake tree: rates, counter reset, missing cgroup, missing PSI,
+ * and its kept-open files: fresh reads every period, a recreated cgroup, a
+ * missing file probed only now and then, the fd budget, no fd leaks.
  */
 #include <errno.h>
 #include <math.h>
@@ -12,7 +14,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -363,6 +368,297 @@ static void test_sampler_symlink_refused(void **state)
 	fs_sampler_cgroupfs.close(st);
 }
 
+/* ---- kept-open files ----------------------------------------------------- */
+
+/* Open fds of this process (fcntl probe: no procfs needed). */
+static int count_fds(void)
+{
+	int n = 0, max = (int)sysconf(_SC_OPEN_MAX);
+
+	if (max <= 0 || max > 1 << 20)
+		max = 1 << 20;
+	for (int fd = 0; fd < max; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			n++;
+	return n;
+}
+
+static void open_sampler_budget(struct fake *f, void **st, size_t n, const char *const *cgs,
+				size_t max_open_files)
+{
+	static const struct fs_devnum disks[] = {{8, 0}};
+	struct fs_sampler_config cfg = {
+	    .cgroup_root = f->root,
+	    .n_tenants = n,
+	    .cgroups = cgs,
+	    .n_disks = 1,
+	    .disks = disks,
+	    .max_open_files = max_open_files,
+	};
+
+	assert_int_equal(fs_sampler_cgroupfs.open(st, &cfg), 0);
+}
+
+static void test_sampler_fresh_reads(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1"};
+	struct fs_tenant_sample s;
+	char big[12000];
+	size_t len = 0;
+	void *st;
+
+	/* memory.stat larger than the first read buffer, then much shorter. */
+	len += (size_t)snprintf(big + len, sizeof(big) - len, "anon 5000\nfile 6000\n");
+	while (len < sizeof(big) - 64)
+		len += (size_t)snprintf(big + len, sizeof(big) - len, "padding_key_%zu 0\n", len);
+	write_counters(f->root, "t1", 1000000, 0, 0, 0, 100, true);
+	at_write(f->root, "t1/memory.stat", big);
+	at_write(f->root, "t1/memory.current", "123456789012\n");
+	open_sampler(f, &st, 1, cgs);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, &s), 0);
+	assert_true(s.mem_current == 123456789012.0);
+	assert_true(s.mem_anon == 5000);
+	assert_true(s.mem_file == 6000);
+
+	/* Every file rewritten in place (as the kernel regenerates them), each
+	 * shorter than before: read from offset 0, no stale tail. */
+	write_counters(f->root, "t1", 3000000, 0, 0, 0, 200, false);
+	at_write(f->root, "t1/memory.current", "7\n");
+	at_write(f->root, "t1/memory.stat", "anon 1\n");
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, &s), 0);
+	assert_false(s.reset);
+	assert_true(s.cpu_cores == 2.0);
+	assert_true(s.mem_current == 7);
+	assert_true(s.mem_anon == 1);
+	assert_true(isnan(s.mem_file));
+	assert_true(s.psi_mem.some_us == 100);
+	assert_true(isnan(s.psi_mem.full_avg10)); /* the full line is gone */
+
+	/* And longer again. */
+	write_counters(f->root, "t1", 3500000, 0, 0, 0, 200, true);
+	at_write(f->root, "t1/memory.stat", big);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, &s), 0);
+	assert_true(s.cpu_cores == 0.5);
+	assert_true(s.mem_current == 1048576);
+	assert_true(s.mem_file == 6000);
+	assert_true(s.psi_mem.full_avg10 == 1.0);
+	fs_sampler_cgroupfs.close(st);
+}
+
+static void test_sampler_recreated(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"a/t1"};
+	struct fs_tenant_sample s;
+	char from[512], to[512];
+	struct stat st1, st2;
+	void *st;
+
+	write_counters(f->root, "a/t1", 1000000, 0, 0, 0, 100, true);
+	open_sampler(f, &st, 1, cgs);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, &s), 0);
+	write_counters(f->root, "a/t1", 2000000, 0, 0, 0, 100, true);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, &s), 0);
+	assert_false(s.reset);
+	assert_true(s.cpu_cores == 1.0);
+
+	/* Replaced between two samples by a new directory (the old one is
+	 * kept, renamed, so the inode cannot be reused) with higher counters
+	 * and no cpu.pressure file: a reset, not a delta against the old one. */
+	snprintf(from, sizeof(from), "%s/a/t1", f->root);
+	snprintf(to, sizeof(to), "%s/a/old", f->root);
+	assert_int_equal(stat(from, &st1), 0);
+	assert_int_equal(rename(from, to), 0);
+	write_counters(f->root, "a/t1", 9000000, 0, 0, 0, 100, true);
+	assert_int_equal(stat(from, &st2), 0);
+	assert_true(st1.st_ino != st2.st_ino);
+	at_write(f->root, "a/old/cpu.stat", "usage_usec 9999999999\n"); /* must not be read */
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, &s), 0);
+	assert_true(s.present);
+	assert_true(s.reset);
+	assert_true(isnan(s.cpu_cores));
+	write_counters(f->root, "a/t1", 9500000, 0, 0, 0, 100, true);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 4000000, &s), 0);
+	assert_false(s.reset);
+	assert_true(s.cpu_cores == 0.5);
+
+	/* Removed: not present, and its files closed; back: a reset. */
+	at_rmtree(from);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 5000000, &s), 0);
+	assert_false(s.present);
+	write_counters(f->root, "a/t1", 9600000, 0, 0, 0, 100, true);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 6000000, &s), 0);
+	assert_true(s.present);
+	assert_true(s.reset);
+	fs_sampler_cgroupfs.close(st);
+}
+
+static void test_sampler_missing_file_probed_rarely(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1"};
+	struct fs_tenant_sample s;
+	char from[512], to[512];
+	int fds;
+	void *st;
+
+	/* No cpu.pressure (write_counters writes only memory.pressure). */
+	write_counters(f->root, "t1", 1000000, 0, 0, 0, 100, true);
+	open_sampler(f, &st, 1, cgs);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, &s), 0);
+	assert_true(isnan(s.psi_cpu.some_avg10));
+	fds = count_fds();
+
+	/* It appears (PSI enabled, controller enabled): not opened again in
+	 * the next periods ... */
+	at_write(f->root, "t1/cpu.pressure", "some avg10=3.00 avg60=0.00 avg300=0.00 total=5\n");
+	for (uint64_t now = 2000000; now < 11000000; now += 1000000) {
+		assert_int_equal(fs_sampler_cgroupfs.sample(st, now, &s), 0);
+		assert_true(isnan(s.psi_cpu.some_avg10));
+		assert_int_equal(count_fds(), fds);
+	}
+	/* ... but at the re-probe, 10 s after it was found missing (tenant 0). */
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 11000000, &s), 0);
+	assert_true(s.psi_cpu.some_avg10 == 3.0);
+	assert_int_equal(count_fds(), fds + 1); /* and kept open from now on */
+
+	/* A new cgroup at the path is probed for every file at once. */
+	snprintf(from, sizeof(from), "%s/t1", f->root);
+	snprintf(to, sizeof(to), "%s/old", f->root);
+	assert_int_equal(rename(from, to), 0);
+	write_counters(f->root, "t1", 1000000, 0, 0, 0, 100, true);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 12000000, &s), 0);
+	assert_true(isnan(s.psi_cpu.some_avg10));
+	at_write(f->root, "t1/cpu.pressure", "some avg10=4.00 avg60=0.00 avg300=0.00 total=5\n");
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 13000000, &s), 0);
+	assert_true(isnan(s.psi_cpu.some_avg10)); /* missing again: not before 22 s */
+	snprintf(from, sizeof(from), "%s/t1", f->root);
+	snprintf(to, sizeof(to), "%s/old2", f->root);
+	assert_int_equal(rename(from, to), 0);
+	write_counters(f->root, "t1", 1000000, 0, 0, 0, 100, true);
+	at_write(f->root, "t1/cpu.pressure", "some avg10=5.00 avg60=0.00 avg300=0.00 total=5\n");
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 14000000, &s), 0);
+	assert_true(s.psi_cpu.some_avg10 == 5.0);
+	fs_sampler_cgroupfs.close(st);
+}
+
+static void test_sampler_fds_released(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1", "t2", "t3", "t4"};
+	struct fs_tenant_sample s[4];
+	char path[512];
+	int before;
+	void *st;
+
+	/* 6 files each (no cpu.pressure, io.pressure); 1 + 8 budgeted each. */
+	for (int i = 0; i < 4; i++)
+		write_counters(f->root, cgs[i], 1000000, 0, 0, 0, 100, true);
+	before = count_fds();
+	/* Room for two tenants: t1 and t2 keep 1 + 6 fds, t3 and t4 reopen. */
+	open_sampler_budget(f, &st, 4, cgs, 2 * 9);
+	assert_int_equal(count_fds(), before + 1); /* the root */
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
+	assert_int_equal(count_fds(), before + 1 + 2 * 7);
+	for (int i = 0; i < 4; i++)
+		write_counters(f->root, cgs[i], 1000000 + 500000 * (unsigned)(i + 1), 0, 8192, 0,
+			       100, true);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, s), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_true(s[i].present);
+		assert_false(s[i].reset);
+		assert_true(s[i].cpu_cores == 0.5 * (i + 1));
+		assert_true(s[i].io[0].rbps == 8192);
+		assert_true(s[i].mem_current == 1048576);
+	}
+	assert_int_equal(count_fds(), before + 1 + 2 * 7);
+
+	/* t1 goes: its fds are closed and its share goes to t3. */
+	snprintf(path, sizeof(path), "%s/t1", f->root);
+	at_rmtree(path);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, s), 0);
+	assert_false(s[0].present);
+	assert_true(s[2].present && !s[2].reset);
+	assert_int_equal(count_fds(), before + 1 + 2 * 7);
+	fs_sampler_cgroupfs.close(st);
+	assert_int_equal(count_fds(), before);
+
+	/* Default budget (RLIMIT_NOFILE): everything kept, everything closed. */
+	write_counters(f->root, "t1", 1000000, 0, 0, 0, 100, true);
+	open_sampler_budget(f, &st, 4, cgs, 0);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, s), 0);
+	assert_int_equal(count_fds(), before + 1 + 4 * 7);
+	fs_sampler_cgroupfs.close(st);
+	assert_int_equal(count_fds(), before);
+}
+
+static int warnings;
+
+static void count_warnings(void *ctx, int prio, const char *msg)
+{
+	(void)ctx;
+	(void)msg;
+	if (prio <= LOG_WARNING)
+		warnings++;
+}
+
+/* RLIMIT_NOFILE lower than the budget assumed: no tenant lost for good. */
+static void test_sampler_out_of_fds(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1", "t2", "t3"};
+	static const struct fs_devnum disks[] = {{8, 0}};
+	struct fs_sampler_config cfg = {
+	    .cgroup_root = f->root,
+	    .n_tenants = 3,
+	    .cgroups = cgs,
+	    .n_disks = 1,
+	    .disks = disks,
+	    .log = count_warnings,
+	};
+	struct fs_tenant_sample s[3];
+	struct rlimit saved, rl;
+	int before, limit = 0;
+	void *st;
+
+	for (int i = 0; i < 3; i++)
+		write_counters(f->root, cgs[i], 1000000, 0, 0, 0, 100, true);
+	before = count_fds();
+	warnings = 0;
+	assert_int_equal(fs_sampler_cgroupfs.open(&st, &cfg), 0);
+	/* Room for t1's 7 fds and 4 more: new fds take the lowest free
+	 * numbers, and those must stay below the limit. */
+	for (int fd = 0, free_fds = 0; free_fds <= 7 + 4; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && ++free_fds == 7 + 4 + 1)
+			limit = fd;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	rl = saved;
+	rl.rlim_cur = (rlim_t)limit;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
+	assert_int_equal(warnings, 1);
+	for (int i = 0; i < 3; i++)
+		assert_true(s[i].present);
+	assert_true(s[0].mem_current == 1048576);
+	for (int i = 0; i < 3; i++)
+		write_counters(f->root, cgs[i], 2000000, 0, 0, 0, 100, true);
+	for (uint64_t now = 2000000; now <= 3000000; now += 1000000) {
+		assert_int_equal(fs_sampler_cgroupfs.sample(st, now, s), 0);
+		for (int i = 0; i < 3; i++) {
+			assert_true(s[i].present);
+			assert_true(s[i].mem_current == 1048576);
+			assert_true(s[i].psi_mem.some_avg10 == 2.0);
+		}
+	}
+	assert_true(s[0].cpu_cores == 0 && s[2].cpu_cores == 0);
+	assert_int_equal(warnings, 1); /* once */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	fs_sampler_cgroupfs.close(st);
+	assert_int_equal(count_fds(), before);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +671,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sampler_counter_reset, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_missing_cgroup, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_symlink_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_fresh_reads, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_recreated, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_missing_file_probed_rarely, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_fds_released, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_out_of_fds, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

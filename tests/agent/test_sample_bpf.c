@@ -35,6 +35,8 @@ static struct {
 	unsigned programs;
 	bool approx_wait;
 	char attach[512];
+	bool procfs_null;      /* fs_bpf_config.procfs_root was NULL */
+	char procfs[512];      /* ... else its value */
 	struct fs_bpf *handle; /* what open returned */
 	size_t n;
 	const char *path[MAX_FAKE];
@@ -49,6 +51,8 @@ static int fake_open(const struct fs_bpf_config *cfg, struct fs_bpf **out, char 
 	fb.approx_wait = cfg->approx_wait;
 	snprintf(fb.attach, sizeof(fb.attach), "%s",
 		 cfg->net_attach_path ? cfg->net_attach_path : "");
+	fb.procfs_null = !cfg->procfs_root;
+	snprintf(fb.procfs, sizeof(fb.procfs), "%s", cfg->procfs_root ? cfg->procfs_root : "");
 	if (fb.open_rc) {
 		snprintf(err, errlen, "%s", fb.open_err);
 		return fb.open_rc;
@@ -200,6 +204,7 @@ static void test_merge_wait_and_net(void **state)
 	assert_false(fb.approx_wait);		       /* bpf_wait = exact, the default */
 	snprintf(want, sizeof(want), "%s/t", f->root); /* the tenants' common ancestor */
 	assert_string_equal(fb.attach, want);
+	assert_true(fb.procfs_null);	     /* not configured: fs_bpf's default */
 	assert_int_equal(lg.n[LOG_INFO], 1); /* "loaded" */
 
 	assert_int_equal(fs_sampler_bpf.sample(st, 10 * S_US, s), 0);
@@ -235,12 +240,18 @@ static void test_sched_only_leaves_net_unknown(void **state)
 	/* programs 0 = sched; bpf_wait = approx */
 	struct fs_sampler_bpf_opts o = {.bpf = &fake_ops, .approx_wait = true};
 	struct fs_tenant_sample s;
+	char procfs[600];
 	void *st;
 
+	/* The procfs root is passed down as given. */
+	snprintf(procfs, sizeof(procfs), "%s/procfs", f->root);
+	cfg.procfs_root = procfs;
 	write_cg(f->root, "a", 0, 0, 0);
 	set_bpf(0, "a", 0, 0, 10, 10);
 	assert_int_equal(fs_sampler_bpf_open(&st, &cfg, &o), 0);
 	assert_int_equal(fb.programs, FS_BPF_SCHED);
+	assert_false(fb.procfs_null);
+	assert_string_equal(fb.procfs, procfs);
 	assert_true(fb.approx_wait);
 	assert_string_equal(lg.last[LOG_INFO],
 			    "sampler: eBPF counters loaded (sched), approximate runqueue wait");
@@ -490,8 +501,10 @@ static void test_common_ancestor(void **state)
 static void cpu_only(struct fs_resources *res, double cores)
 {
 	memset(res, 0, sizeof(*res));
-	assert_int_equal(fs_resources_add(res, FS_RES_CPU, NULL, cores, -1, (struct fs_devnum){0, 0}), 0);
-	assert_int_equal(fs_resources_add(res, FS_RES_MEMORY, NULL, 1e9, -1, (struct fs_devnum){0, 0}), 1);
+	assert_int_equal(
+	    fs_resources_add(res, FS_RES_CPU, NULL, cores, -1, (struct fs_devnum){0, 0}), 0);
+	assert_int_equal(
+	    fs_resources_add(res, FS_RES_MEMORY, NULL, 1e9, -1, (struct fs_devnum){0, 0}), 1);
 }
 
 static void estimate(const struct fs_resources *res, double usage, double mem, double wait,

@@ -47,6 +47,7 @@
 #include <bpf/bpf.h>
 
 #include "fs_bpf.h"
+#include "paths.h"
 
 #define NET_BYTES    (64ull << 20)
 #define NET_CHUNK    (16u << 10)
@@ -88,7 +89,7 @@ static double rel_diff(double got, double want)
 static int find_cgroup2(char *out, size_t len)
 {
 	const char *env = getenv("FS_TEST_CGROUP2");
-	const char *cands[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
+	const char *cands[] = {FS_DEFAULT_CGROUP_ROOT "/unified", FS_DEFAULT_CGROUP_ROOT};
 	char probe[300];
 	size_t i;
 
@@ -149,7 +150,7 @@ static void reap(pid_t pid, struct truth *t)
 	FILE *f;
 
 	assert_int_equal(waitid(P_PID, pid, &si, WEXITED | WNOWAIT), 0);
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	snprintf(path, sizeof(path), FS_DEFAULT_PROCFS_ROOT "/%d/schedstat", pid);
 	f = fopen(path, "re");
 	assert_non_null(f);
 	assert_int_equal(fscanf(f, "%llu %llu", &run, &delay), 2);
@@ -684,6 +685,17 @@ static void test_errors(void **state)
 	assert_null(b);
 	print_message("refused: %s\n", err);
 	assert_non_null(strstr(err, "sched_stats"));
+	/* The procfs root (PID/schedstat) is opened by fs_bpf_open. */
+	cfg.max_cgroups = 64;
+	cfg.procfs_root = "/nonexistent/fairshare-proc";
+	assert_int_equal(fs_bpf_open(&cfg, &b, err, sizeof(err)), -ENOENT);
+	assert_null(b);
+	assert_non_null(strstr(err, "/nonexistent/fairshare-proc"));
+	cfg.procfs_root = ""; /* the default */
+	if (fs_bpf_open(&cfg, &b, err, sizeof(err)))
+		fail_msg("%s", err);
+	fs_bpf_close(b);
+	b = NULL;
 	assert_int_equal(
 	    fs_bpf_read_subtree(e->bpf, e->top_fd, "no-such-child", &c, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "no-such-child"));
@@ -828,8 +840,9 @@ int main(void)
 		fprintf(stderr, "skip: needs root\n");
 		return 77;
 	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		fprintf(stderr, "skip: no kernel BTF (/sys/kernel/btf/vmlinux)\n");
+	if (access(FS_DEFAULT_SYSFS_ROOT "/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr,
+			"skip: no kernel BTF (" FS_DEFAULT_SYSFS_ROOT "/kernel/btf/vmlinux)\n");
 		return 77;
 	}
 	return cmocka_run_group_tests_name("fs_bpf", tests, setup, teardown);
