@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -411,6 +412,34 @@ static bool clamp_memory_max(struct fs_writer *w, int dirfd, const char *cgroup,
 	return true;
 }
 
+#define SORT_ELEM_MAX 256
+_Static_assert(sizeof(struct item) <= SORT_ELEM_MAX, "sort_by_rank's buffer");
+
+/* Stable insertion sort of n elements of size `size` by the int at rank_off
+ * (the write order of struct item and struct ritem); n is at most a
+ * cgroup's files. */
+static void sort_by_rank(void *base, size_t n, size_t size, size_t rank_off)
+{
+	char *a = base, tmp[SORT_ELEM_MAX];
+
+	for (size_t i = 1; i < n; i++) {
+		size_t j = i;
+		int r;
+
+		memcpy(tmp, a + i * size, size);
+		memcpy(&r, tmp + rank_off, sizeof(r));
+		for (; j > 0; j--) {
+			int rj;
+
+			memcpy(&rj, a + (j - 1) * size + rank_off, sizeof(rj));
+			if (rj <= r)
+				break;
+			memcpy(a + j * size, a + (j - 1) * size, size);
+		}
+		memcpy(a + j * size, tmp, size);
+	}
+}
+
 /* Orders items by fs_cgfile_rank (old value: e->last). Stable; n is tiny. */
 static void order_items(struct item *it, size_t n)
 {
@@ -421,16 +450,7 @@ static void order_items(struct item *it, size_t n)
 				     it[i].value);
 	for (size_t i = 0; i < n; i++)
 		it[i].rank = fs_cgfile_rank(&o, it[i].file);
-	for (size_t i = 1; i < n; i++) {
-		struct item tmp = it[i];
-		size_t j = i;
-
-		while (j > 0 && it[j - 1].rank > tmp.rank) {
-			it[j] = it[j - 1];
-			j--;
-		}
-		it[j] = tmp;
-	}
+	sort_by_rank(it, n, sizeof(*it), offsetof(struct item, rank));
 }
 
 /*
@@ -773,6 +793,7 @@ struct ritem {
 	int rank;
 	bool done; /* restored, or its cgroup is gone: drop it */
 };
+_Static_assert(sizeof(struct ritem) <= SORT_ELEM_MAX, "sort_by_rank's buffer");
 
 /*
  * Restores the saved entries es[0..n-1], which all belong to one cgroup, in
@@ -815,16 +836,7 @@ static int restore_group(struct fs_writer *w, struct wr_entry **es, size_t n)
 	if (!gone) {
 		for (size_t i = 0; i < n; i++)
 			it[i].rank = fs_cgfile_rank(&o, it[i].e->file);
-		for (size_t i = 1; i < n; i++) {
-			struct ritem tmp = it[i];
-			size_t j = i;
-
-			while (j > 0 && it[j - 1].rank > tmp.rank) {
-				it[j] = it[j - 1];
-				j--;
-			}
-			it[j] = tmp;
-		}
+		sort_by_rank(it, n, sizeof(*it), offsetof(struct ritem, rank));
 		for (size_t i = 0; i < n; i++) {
 			enum write_outcome wo =
 			    write_item(w, dirfd, cgroup, it[i].e, it[i].e->orig, 0, true);
