@@ -366,13 +366,13 @@ static int read_small_file(const char *path, char *buf, size_t len)
 
 static int auto_cpus(const char *cgroup_root, const struct fs_conf_env *env, double *out)
 {
-	char path[PATH_MAX + 32], buf[4096];
+	char buf[4096];
 	unsigned n;
 	long sc;
 
-	snprintf(path, sizeof(path), "%s/cpuset.cpus.effective", cgroup_root);
-	if (read_small_file(path, buf, sizeof(buf)) == 0 && fs_parse_cpu_list_count(buf, &n) == 0 &&
-	    n > 0) {
+	if (env && env->read_cgroup_root &&
+	    env->read_cgroup_root(cgroup_root, "cpuset.cpus.effective", buf, sizeof(buf)) == 0 &&
+	    fs_parse_cpu_list_count(buf, &n) == 0 && n > 0) {
 		*out = n;
 		return 0;
 	}

@@ -134,6 +134,11 @@ struct fs_conf_env {
 	const char *procfs_root; /* NULL: FS_DEFAULT_PROCFS_ROOT (meminfo for memory = auto) */
 	long ncpus_fallback;	  /* <= 0: sysconf(_SC_NPROCESSORS_ONLN), used when
 				     <cgroup_root>/cpuset.cpus.effective is unreadable */
+	/* Reads file of the cgroup root (cpuset.cpus.effective for cpu = auto)
+	 * into buf, NUL-terminated: 0 or -errno. The daemon passes one that goes
+	 * through agent/sys/cgroupfs.h, where all cgroup access lives; NULL: the
+	 * root's files are not read (cpu = auto uses the fallback). */
+	int (*read_cgroup_root)(const char *cgroup_root, const char *file, char *buf, size_t len);
 };
 
 /*

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "adapt.h"
+#include "cgroupfs.h"
 #include "control_cmds.h"
 #include "io_weight.h"
 #include "log.h"
@@ -72,7 +73,11 @@ void fsd_paths(const struct fsd_options *o, const struct fs_conf *c, struct fs_p
 
 void fsd_conf_env(const struct fsd_options *o, struct fs_conf_env *env)
 {
-	*env = (struct fs_conf_env){.sysfs_root = o->sysfs_root, .procfs_root = o->procfs_root};
+	*env = (struct fs_conf_env){
+	    .sysfs_root = o->sysfs_root,
+	    .procfs_root = o->procfs_root,
+	    .read_cgroup_root = fs_cgfs_read_root,
+	};
 }
 
 /* The planner's settings for c, with the host probe of which disks honour

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,5 +237,20 @@ int fs_cgfs_write(const struct fs_cgroupfs *cg, const char *rel, const char *fil
 		return dirfd;
 	r = fs_cgfs_write_at(dirfd, file, value);
 	close(dirfd);
+	return r;
+}
+
+int fs_cgfs_read_root(const char *root, const char *file, char *buf, size_t len)
+{
+	struct fs_cgroupfs cg = {.root_fd = -1};
+	struct fs_buf b = {0};
+	int r = fs_cgfs_open(&cg, root);
+
+	if (r == 0)
+		r = fs_cgfs_read(&cg, "", file, &b);
+	if (r == 0)
+		snprintf(buf, len, "%s", b.data);
+	fs_buf_free(&b);
+	fs_cgfs_close(&cg);
 	return r;
 }

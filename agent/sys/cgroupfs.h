@@ -52,6 +52,13 @@ int fs_cgfs_open_cgroup(const struct fs_cgroupfs *cg, const char *rel);
  */
 int fs_cgfs_read(const struct fs_cgroupfs *cg, const char *rel, const char *file, struct fs_buf *b);
 
+/*
+ * One file of the cgroup root directory root into buf (NUL-terminated,
+ * truncated to len): what the config reads for cpu = auto
+ * (fs_conf_env.read_cgroup_root). 0 or -errno.
+ */
+int fs_cgfs_read_root(const char *root, const char *file, char *buf, size_t len);
+
 /* Reads a file relative to an already opened cgroup directory fd. */
 int fs_cgfs_read_at(int dirfd, const char *file, struct fs_buf *b);
 

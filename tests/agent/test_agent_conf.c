@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "agent_conf.h"
+#include "cgroupfs.h"
 #include "agent_testutil.h"
 
 struct fx {
@@ -74,6 +75,7 @@ static int setup(void **state)
 	f->env.sysfs_root = f->sys;
 	f->env.procfs_root = f->procfs;
 	f->env.ncpus_fallback = 3;
+	f->env.read_cgroup_root = fs_cgfs_read_root;
 	*state = f;
 	return 0;
 }
