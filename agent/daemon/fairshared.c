@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* fairshared: the fairshare node agent (command line; the loop is loop.c). */
+/* fairshared: the fairshare node agent (command line; the daemon is daemon.c, its
+ * event loop run.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -9,7 +10,8 @@
 
 #include "agent_conf.h"
 #include "log.h"
-#include "loop.h"
+#include "daemon.h"
+#include "run.h"
 #include "writer.h"
 
 #ifndef FAIRSHARE_VERSION
@@ -38,7 +40,8 @@ static void usage(FILE *f)
 	    "  -h, --help           this text\n"
 	    "  -V, --version        the version\n"
 	    "      --sysfs-root DIR, --procfs-root DIR\n"
-	    "                       read sysfs/procfs there instead of " FS_DEFAULT_SYSFS_ROOT " and\n"
+	    "                       read sysfs/procfs there instead of " FS_DEFAULT_SYSFS_ROOT
+	    " and\n"
 	    "                       " FS_DEFAULT_PROCFS_ROOT " (for tests over a fake tree)\n"
 	    "\n"
 	    "Signals: SIGHUP reloads the configuration (a bad file is refused and the\n"
@@ -186,7 +189,7 @@ int main(int argc, char **argv)
 	if (o.once) {
 		r = run_once(d, interval, o.out ? o.out : stdout);
 	} else {
-		r = fsd_daemon_run(d);
+		r = fsd_run(d);
 		if (fsd_daemon_stop(d) < 0 && r == FSD_EXIT_OK)
 			r = FSD_EXIT_FAILURE;
 	}

@@ -3,7 +3,7 @@
  * Demand estimation: what would each tenant use if nothing held it back?
  *
  * A pure function of (previous state, this period's sample, config) -> new
- * state; no I/O, no globals. The caller (agent/loop.c) fills the plain
+ * state; no I/O, no globals. The caller (agent/daemon/adapt.c) fills the plain
  * structs below from the sampler.
  *
  * Rules (issue 3, DESIGN.md "The loop"):

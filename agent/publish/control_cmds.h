@@ -17,7 +17,7 @@
 #include "control.h"
 #include "published.h"
 
-/* What the commands ask of the daemon (agent/daemon/loop.c provides them),
+/* What the commands ask of the daemon (agent/daemon/run.c provides them),
  * so the socket's code does not depend on the loop's. Each returns 0 or
  * -errno (logged by the daemon). */
 struct fsd_control_daemon {

@@ -41,7 +41,7 @@
 #include "agent_conf.h"
 #include "fake_tree.h"
 #include "log.h"
-#include "loop.h"
+#include "daemon.h"
 #include "paths.h"
 #include "writer.h"
 

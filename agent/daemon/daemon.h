@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fairshared's control loop: one period = sample -> estimate -> solve/plan ->
- * apply -> publish, driven by an sd-event timer every `interval`, with
- * SIGHUP reload, SIGTERM/SIGINT stop and sd_notify (READY, STATUS, WATCHDOG,
- * RELOADING, STOPPING).
+ * The fairshared daemon: its state and one control period, sample ->
+ * estimate -> solve/plan -> apply -> publish (the adapters between the
+ * stages are adapt.h), plus reload, release and stop, with sd_notify
+ * (READY, STATUS, RELOADING, STOPPING). What drives it (the sd-event timer,
+ * signals, the control socket) is run.h; fairctl-free and event-loop-free,
+ * so tests and the period benchmark call it directly.
  */
-#ifndef FAIRSHARE_AGENT_LOOP_H
-#define FAIRSHARE_AGENT_LOOP_H
+#ifndef FAIRSHARE_AGENT_DAEMON_H
+#define FAIRSHARE_AGENT_DAEMON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -68,9 +70,6 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us);
 /* Restores the saved originals when on_exit = restore (not in dry-run). */
 int fsd_daemon_stop(struct fsd_daemon *d);
 
-/* The sd-event main loop until SIGTERM/SIGINT; returns an exit code. */
-int fsd_daemon_run(struct fsd_daemon *d);
-
 /* Prints the plan, one line per tenant (--once). */
 void fsd_daemon_print(const struct fsd_daemon *d, FILE *f);
 
@@ -103,7 +102,10 @@ struct fsd_period_cost {
 
 const struct fsd_period_cost *fsd_daemon_cost(const struct fsd_daemon *d);
 
-/* CLOCK_MONOTONIC now, from the event loop when it runs. */
-uint64_t fsd_daemon_now(const struct fsd_daemon *d);
+/* The configuration in force (until the next successful reload). */
+const struct fs_conf *fsd_daemon_conf(const struct fsd_daemon *d);
 
-#endif /* FAIRSHARE_AGENT_LOOP_H */
+/* Logs the one "started: ..." line. */
+void fsd_daemon_log_started(const struct fsd_daemon *d);
+
+#endif /* FAIRSHARE_AGENT_DAEMON_H */

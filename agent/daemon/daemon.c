@@ -1,19 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The control loop of fairshared (see loop.h). */
-#include "loop.h"
+/* The fairshared daemon: its state and one control period (see daemon.h). */
+#include "daemon.h"
 
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
-#include <systemd/sd-event.h>
 #include <time.h>
 
 #include "adapt.h"
 #include "cgroupfs.h"
-#include "control_cmds.h"
 #include "io_weight.h"
 #include "log.h"
 #include "metrics.h"
@@ -49,13 +46,8 @@ struct fsd_daemon {
 	bool have_plan;
 	struct fsd_published pub;
 
-	sd_event *event;
-	sd_event_source *timer;
-	struct fsd_control *control;	       /* NULL when the socket could not be opened */
-	struct fsd_control_daemon control_ops; /* what its commands call */
-	bool released;			       /* fairctl release until the next reload */
-	int metrics_errno;		       /* last metrics write error, logged once */
-	uint64_t next_us;
+	bool released;	   /* fairctl release until the next reload */
+	int metrics_errno; /* last metrics write error, logged once */
 	bool ready;
 	unsigned failed_periods;
 	struct fsd_period_cost cost; /* of the last period */
@@ -296,9 +288,6 @@ void fsd_daemon_free(struct fsd_daemon *d)
 {
 	if (!d)
 		return;
-	fsd_control_free(d->control);
-	sd_event_source_unref(d->timer);
-	sd_event_unref(d->event);
 	if (d->sampler)
 		d->ops->close(d->sampler);
 	if (d->writer)
@@ -498,7 +487,7 @@ static void charge(struct fsd_daemon *d, enum fsd_stage s, uint64_t *mark)
 	*mark = now;
 }
 
-int fsd_daemon_period(struct fsd_daemon *d, uint64_t now_us)
+static int period(struct fsd_daemon *d, uint64_t now_us)
 {
 	struct plan next;
 	struct fs_error err = {{0}};
@@ -539,6 +528,15 @@ int fsd_daemon_period(struct fsd_daemon *d, uint64_t now_us)
 	d->ready = true;
 	charge(d, FSD_STAGE_PUBLISH, &mark);
 	return 0;
+}
+
+int fsd_daemon_period(struct fsd_daemon *d, uint64_t now_us)
+{
+	int r = period(d, now_us);
+
+	if (r < 0)
+		d->failed_periods++;
+	return r;
 }
 
 const struct fsd_period_cost *fsd_daemon_cost(const struct fsd_daemon *d)
@@ -593,17 +591,6 @@ int fsd_daemon_set_weight(struct fsd_daemon *d, const char *tenant, double weigh
 			return 0;
 		}
 	return -ENOENT;
-}
-
-uint64_t fsd_daemon_now(const struct fsd_daemon *d)
-{
-	uint64_t now = 0;
-	struct timespec ts;
-
-	if (d->event && sd_event_now(d->event, CLOCK_MONOTONIC, &now) >= 0)
-		return now;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 /* Settings that need a restart: refuse to swap them in on reload. */
@@ -735,128 +722,16 @@ int fsd_daemon_stop(struct fsd_daemon *d)
 	return r;
 }
 
-static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+const struct fs_conf *fsd_daemon_conf(const struct fsd_daemon *d)
 {
-	struct fsd_daemon *d = userdata;
-	uint64_t interval = d->conf->agent.interval_us;
-
-	if (fsd_daemon_period(d, usec) < 0)
-		d->failed_periods++;
-	d->next_us += interval;
-	if (d->next_us <= usec) /* we fell behind: skip, do not burst */
-		d->next_us = usec + interval;
-	sd_event_source_set_time(s, d->next_us);
-	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return d->conf;
 }
 
-static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+void fsd_daemon_log_started(const struct fsd_daemon *d)
 {
-	(void)userdata;
-	fsd_info("signal %u: stopping", si->ssi_signo);
-	return sd_event_exit(sd_event_source_get_event(s), FSD_EXIT_OK);
-}
-
-static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
-{
-	struct fsd_daemon *d = userdata;
-	uint64_t now = 0;
-
-	(void)si;
-	sd_event_now(sd_event_source_get_event(s), CLOCK_MONOTONIC, &now);
-	fsd_daemon_reload(d, now);
-	return 0;
-}
-
-static const struct fsd_published *ctl_published(void *ctx)
-{
-	return fsd_daemon_published(ctx);
-}
-
-static int ctl_reload(void *ctx)
-{
-	return fsd_daemon_reload(ctx, fsd_daemon_now(ctx));
-}
-
-static int ctl_release(void *ctx)
-{
-	return fsd_daemon_release(ctx);
-}
-
-static int ctl_set_weight(void *ctx, const char *tenant, double weight)
-{
-	return fsd_daemon_set_weight(ctx, tenant, weight);
-}
-
-/* Without its socket the daemon still enforces: fair sharing matters more
- * than the view of it. Only a second daemon on the same socket is fatal
- * (two writers on the same cgroups). */
-static int open_control(struct fsd_daemon *d)
-{
-	char err[PATH_MAX + 128];
-	int r;
-
-	if (!d->conf->agent.socket[0])
-		return 0;
-	d->control_ops = (struct fsd_control_daemon){
-	    .ctx = d,
-	    .published = ctl_published,
-	    .reload = ctl_reload,
-	    .release = ctl_release,
-	    .set_weight = ctl_set_weight,
-	};
-	r = fsd_control_daemon_open(&d->control, d->event, &d->control_ops, d->conf->agent.socket,
-				    err, sizeof(err));
-	if (r < 0)
-		fsd_err("%s; fairctl status/top will not work", err);
-	return r;
-}
-
-int fsd_daemon_run(struct fsd_daemon *d)
-{
-	sigset_t ss;
-	uint64_t now = 0;
-	int r;
-
-	sigemptyset(&ss);
-	sigaddset(&ss, SIGTERM);
-	sigaddset(&ss, SIGINT);
-	sigaddset(&ss, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
-		return FSD_EXIT_FAILURE;
-	r = sd_event_default(&d->event);
-	if (r >= 0)
-		r = sd_event_add_signal(d->event, NULL, SIGTERM, on_stop_signal, d);
-	if (r >= 0)
-		r = sd_event_add_signal(d->event, NULL, SIGINT, on_stop_signal, d);
-	if (r >= 0)
-		r = sd_event_add_signal(d->event, NULL, SIGHUP, on_hup, d);
-	if (r >= 0)
-		r = sd_event_set_watchdog(d->event, true);
-	if (r >= 0)
-		r = sd_event_now(d->event, CLOCK_MONOTONIC, &now);
-	if (r >= 0) {
-		d->next_us = now + d->conf->agent.interval_us;
-		/* 1 ms accuracy: periods stay evenly spaced and deterministic */
-		r = sd_event_add_time(d->event, &d->timer, CLOCK_MONOTONIC, d->next_us, 1000,
-				      on_timer, d);
-	}
-	if (r < 0) {
-		fsd_err("setting up the event loop: %s", strerror(-r));
-		return FSD_EXIT_FAILURE;
-	}
-	/* The writer's lock already stops a second daemon on the same state
-	 * directory; one with its own state but our socket is refused too. */
-	if (open_control(d) == -EADDRINUSE)
-		return FSD_EXIT_FAILURE;
 	fsd_info("started: %zu tenants, policy %s, enforce %s, interval %llu ms%s", d->n,
 		 fs_conf_policy_name(d->conf->agent.policy),
 		 fs_enforce_name(d->conf->agent.enforce),
 		 (unsigned long long)(d->conf->agent.interval_us / 1000),
 		 d->opt.dry_run ? ", dry-run: nothing is written" : "");
-	r = sd_event_loop(d->event);
-	if (r < 0) {
-		fsd_err("event loop: %s", strerror(-r));
-		return FSD_EXIT_FAILURE;
-	}
-	return r;
 }
