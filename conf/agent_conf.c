@@ -52,6 +52,9 @@ struct raw_conf {
 	struct raw_disk disks[FS_MAX_DISKS];
 	size_t n_tenants, cap_tenants;
 	struct raw_tenant *tenants;
+	/* Open-addressing index of the tenant names (1 + index, 0 = empty), so a
+	 * file of thousands of tenants is checked for duplicates in linear time. */
+	size_t *name_slot, n_name_slots;
 };
 
 static void raw_free(struct raw_conf *rc)
@@ -75,6 +78,49 @@ static void raw_free(struct raw_conf *rc)
 		free(t->max.text);
 	}
 	free(rc->tenants);
+	free(rc->name_slot);
+}
+
+static size_t name_hash(const char *s)
+{
+	size_t h = 14695981039346656037ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The slot of name in the index: its tenant's, or the empty one to fill. */
+static size_t *name_slot(const struct raw_conf *rc, const char *name)
+{
+	size_t mask = rc->n_name_slots - 1, k = name_hash(name) & mask;
+
+	while (rc->name_slot[k] && strcmp(rc->tenants[rc->name_slot[k] - 1].name, name) != 0)
+		k = (k + 1) & mask;
+	return &rc->name_slot[k];
+}
+
+/* Room for one more name (kept at most half full). 0 or -ENOMEM. */
+static int name_index_grow(struct raw_conf *rc)
+{
+	size_t n = rc->n_name_slots ? rc->n_name_slots : 16;
+	size_t *old = rc->name_slot, n_old = rc->n_name_slots;
+
+	if (2 * (rc->n_tenants + 1) <= rc->n_name_slots)
+		return 0;
+	while (2 * (rc->n_tenants + 1) > n)
+		n *= 2;
+	rc->name_slot = calloc(n, sizeof(*rc->name_slot));
+	if (!rc->name_slot) {
+		rc->name_slot = old;
+		return -ENOMEM;
+	}
+	rc->n_name_slots = n;
+	for (size_t k = 0; k < n_old; k++)
+		if (old[k])
+			*name_slot(rc, rc->tenants[old[k] - 1].name) = old[k];
+	free(old);
+	return 0;
 }
 
 static bool valid_name(const char *s)
@@ -124,17 +170,19 @@ static int on_section(struct raw_conf *rc, const char *section, int line, struct
 	if (strncmp(section, "tenant.", 7) == 0) {
 		const char *name = section + 7;
 		struct raw_tenant *t;
+		size_t *slot;
 
 		if (!valid_name(name))
 			return conf_error_set(err, -EINVAL, rc->path, line,
 					      "bad tenant name '%s' (letters, digits, '_', '-')",
 					      name);
-		for (size_t i = 0; i < rc->n_tenants; i++)
-			if (strcmp(rc->tenants[i].name, name) == 0)
-				return conf_error_set(
-				    err, -EINVAL, rc->path, line,
-				    "duplicate section [tenant.%s] (first on line %d)", name,
-				    rc->tenants[i].line);
+		if (name_index_grow(rc) < 0)
+			return conf_error_set(err, -ENOMEM, rc->path, line, "out of memory");
+		slot = name_slot(rc, name);
+		if (*slot)
+			return conf_error_set(err, -EINVAL, rc->path, line,
+					      "duplicate section [tenant.%s] (first on line %d)",
+					      name, rc->tenants[*slot - 1].line);
 		if (rc->n_tenants == MAX_TENANTS)
 			return conf_error_set(err, -E2BIG, rc->path, line,
 					      "too many tenants (at most %d)", MAX_TENANTS);
@@ -151,6 +199,7 @@ static int on_section(struct raw_conf *rc, const char *section, int line, struct
 		t = &rc->tenants[rc->n_tenants++];
 		memset(t, 0, sizeof(*t));
 		snprintf(t->name, sizeof(t->name), "%s", name);
+		*slot = rc->n_tenants;
 		t->line = line;
 		rc->sec = SEC_TENANT;
 		return 0;
@@ -543,7 +592,9 @@ static int resolve_resources(const struct raw_conf *rc, const struct fs_conf_env
 			d->res[k] = add_resource(c, name, kind, (int)i, d->dev, cap);
 		}
 	}
-	c->res_net = rc->net.text ? add_resource(c, "net", FS_RES_NET, -1, (struct fs_devnum){0, 0}, c->net_rate) : -1;
+	c->res_net = rc->net.text ? add_resource(c, "net", FS_RES_NET, -1, (struct fs_devnum){0, 0},
+						 c->net_rate)
+				  : -1;
 	return 0;
 }
 
@@ -675,12 +726,53 @@ static int parse_vector(const struct raw_conf *rc, const struct fs_conf *c, cons
 	return 0;
 }
 
+/* strcmp with '/' below every other byte: a cgroup's descendants then sort
+ * right after it, so one nesting or shared pair, if any, is adjacent. */
+static int cgroup_order(const void *a, const void *b)
+{
+	const unsigned char *x = *(const unsigned char *const *)a;
+	const unsigned char *y = *(const unsigned char *const *)b;
+
+	for (; *x && *x == *y; x++, y++)
+		;
+	return (*x == '/' ? 1 : *x ? *x + 1 : 0) - (*y == '/' ? 1 : *y ? *y + 1 : 0);
+}
+
+/* Whether any two of the tenants' cgroups nest or coincide, in O(n log n);
+ * only then does resolve_tenants look for the first pair to name it. */
+static int cgroups_overlap(const struct raw_conf *rc, bool *out)
+{
+	char(*norm)[PATH_MAX] = calloc(rc->n_tenants, PATH_MAX);
+	const char **v = calloc(rc->n_tenants, sizeof(*v));
+	size_t n = 0;
+
+	*out = false;
+	if (!norm || !v) {
+		free(norm);
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rc->n_tenants; i++)
+		if (rc->tenants[i].cgroup.text &&
+		    fs_conf_normalize_cgroup(rc->tenants[i].cgroup.text, norm[n], PATH_MAX) == 0)
+			v[n] = norm[n], n++;
+	qsort(v, n, sizeof(*v), cgroup_order);
+	for (size_t i = 1; i < n && !*out; i++)
+		*out =
+		    fs_conf_cgroup_within(v[i], v[i - 1]) || fs_conf_cgroup_within(v[i - 1], v[i]);
+	free(norm);
+	free(v);
+	return 0;
+}
+
 static int resolve_tenants(const struct raw_conf *rc, struct fs_conf *c, struct conf_error *err)
 {
+	bool overlap;
+
 	if (rc->n_tenants == 0)
 		return conf_error_set(err, -EINVAL, rc->path, 0, "no [tenant.NAME] section");
 	c->tenants = calloc(rc->n_tenants, sizeof(*c->tenants));
-	if (!c->tenants)
+	if (!c->tenants || cgroups_overlap(rc, &overlap) < 0)
 		return conf_error_set(err, -ENOMEM, rc->path, 0, "out of memory");
 	c->n_tenants = rc->n_tenants;
 	for (size_t i = 0; i < rc->n_tenants; i++) {
@@ -698,7 +790,7 @@ static int resolve_tenants(const struct raw_conf *rc, struct fs_conf *c, struct 
 					      "bad cgroup '%s' (a path below cgroup_root, without "
 					      "'.' or '..')",
 					      rt->cgroup.text);
-		for (size_t j = 0; j < i; j++) {
+		for (size_t j = 0; overlap && j < i; j++) {
 			const struct fs_conf_tenant *o = &c->tenants[j];
 
 			if (fs_conf_cgroup_within(t->cgroup, o->cgroup) ||
@@ -754,8 +846,7 @@ static int resolve_tenants(const struct raw_conf *rc, struct fs_conf *c, struct 
 				return conf_error_set(err, -EINVAL, rc->path, line,
 						      "min: the tenants' minimums of %s add up to "
 						      "more than its capacity (%g)",
-						      c->res.name[k],
-						      c->res.capacity[k]);
+						      c->res.name[k], c->res.capacity[k]);
 		}
 	}
 	return 0;

@@ -93,15 +93,19 @@ static int teardown(void **state)
 /* Writes the config: "@ROOT@" is replaced by the fake cgroup root. */
 static void write_conf(struct fx *f, const char *text)
 {
-	char buf[8192], *o = buf;
+	size_t cap = strlen(text) + 8 * (strlen(f->cgroot) + 1) + 1;
+	char *buf = malloc(cap), *o = buf;
 	const char *p = text, *m;
 
+	assert_non_null(buf);
 	while ((m = strstr(p, "@ROOT@"))) {
+		assert_true(o + (m - p) + strlen(f->cgroot) < buf + cap);
 		o += sprintf(o, "%.*s%s", (int)(m - p), p, f->cgroot);
 		p = m + 6;
 	}
 	strcpy(o, p);
 	at_write(f->dir, "fairshare.conf", buf);
+	free(buf);
 }
 
 static struct fs_conf *load_ok(struct fx *f, const char *text)
@@ -446,6 +450,38 @@ static void test_errors_tenants(void **state)
 		     12, "min: the tenants' minimums of cpu add up to more than its capacity (4)");
 }
 
+/* Thousands of tenants (one per user or job): duplicates and nesting are
+ * found wherever they are, with the same message as in a short file. The
+ * names are chosen to sort between a cgroup and its child ('.', '-' sort
+ * below '/' in plain strcmp). */
+static void test_many_tenants(void **state)
+{
+	struct fx *f = *state;
+	size_t n = 3000, len = 0, cap = n * 64 + 512;
+	char *text = malloc(cap);
+	struct fs_conf *c;
+
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len, "%s", RES);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"[tenant.t%zu]\ncgroup = u%zu%s.slice\n", i, i % 1000,
+					i < 1000   ? ""
+					: i < 2000 ? "-x"
+						   : ".y");
+	c = load_ok(f, text);
+	assert_int_equal(c->n_tenants, n);
+	fs_conf_free(c);
+	/* the last tenant nests in tenant 5's cgroup: line 7 + 2 * 3000 */
+	snprintf(text + len, cap - len, "[tenant.z]\ncgroup = u5.slice/z\n");
+	expect_error(f, text, 8 + 2 * (int)n,
+		     "cgroup 'u5.slice/z' overlaps tenant t5's (line 18); tenants must not nest");
+	/* a duplicate name far from the first */
+	snprintf(text + len, cap - len, "[tenant.t7]\ncgroup = other.slice\n");
+	expect_error(f, text, 7 + 2 * (int)n, "duplicate section [tenant.t7] (first on line 21)");
+	free(text);
+}
+
 static void test_errors_ini_limits(void **state)
 {
 	struct fx *f = *state;
@@ -496,10 +532,15 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-	    T(test_full),	    T(test_defaults_and_auto),
-	    T(test_resolve_disk),   cmocka_unit_test(test_cgroup_paths),
-	    T(test_errors_agent),   T(test_errors_resources),
-	    T(test_errors_tenants), T(test_errors_ini_limits),
+	    T(test_full),
+	    T(test_defaults_and_auto),
+	    T(test_resolve_disk),
+	    cmocka_unit_test(test_cgroup_paths),
+	    T(test_many_tenants),
+	    T(test_errors_agent),
+	    T(test_errors_resources),
+	    T(test_errors_tenants),
+	    T(test_errors_ini_limits),
 	    T(test_missing_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
