@@ -10,6 +10,7 @@
 
 #include "agent_conf.h"
 #include "log.h"
+#include "clock.h"
 #include "daemon.h"
 #include "run.h"
 #include "writer.h"
@@ -82,14 +83,6 @@ static int release(const struct fsd_options *o)
 	return r < 0 ? FSD_EXIT_FAILURE : FSD_EXIT_OK;
 }
 
-static uint64_t monotonic_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static int run_once(struct fsd_daemon *d, uint64_t interval_us, FILE *out)
 {
 	struct timespec ts = {.tv_sec = (time_t)(interval_us / 1000000u),
@@ -97,7 +90,7 @@ static int run_once(struct fsd_daemon *d, uint64_t interval_us, FILE *out)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
-	if (fsd_daemon_period(d, monotonic_us()) < 0)
+	if (fsd_daemon_period(d, fs_monotonic_us()) < 0)
 		return FSD_EXIT_FAILURE;
 	fsd_daemon_print(d, out);
 	return FSD_EXIT_OK;
@@ -183,7 +176,7 @@ int main(int argc, char **argv)
 		return FSD_EXIT_CONFIG;
 	}
 	interval = conf->agent.interval_us;
-	r = fsd_daemon_open(&d, &o, conf, monotonic_us()); /* owns conf now */
+	r = fsd_daemon_open(&d, &o, conf, fs_monotonic_us()); /* owns conf now */
 	if (r < 0)
 		return r == -EINVAL ? FSD_EXIT_CONFIG : FSD_EXIT_FAILURE;
 	if (o.once) {

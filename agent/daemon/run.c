@@ -10,6 +10,7 @@
 #include <systemd/sd-event.h>
 #include <time.h>
 
+#include "clock.h"
 #include "control_cmds.h"
 #include "log.h"
 
@@ -27,12 +28,10 @@ struct runner {
 static uint64_t now_us(const struct runner *rn)
 {
 	uint64_t now = 0;
-	struct timespec ts;
 
 	if (rn->event && sd_event_now(rn->event, CLOCK_MONOTONIC, &now) >= 0)
 		return now;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	return fs_monotonic_us();
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 struct client {
 	struct fsd_control *srv;
 	struct client *next;
@@ -42,12 +44,8 @@ static uint64_t now_us(const struct fsd_control *c)
 {
 	uint64_t t = 0;
 
-	if (sd_event_now(c->event, CLOCK_MONOTONIC, &t) < 0) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-	}
+	if (sd_event_now(c->event, CLOCK_MONOTONIC, &t) < 0)
+		t = fs_monotonic_us();
 	return t;
 }
 
