@@ -38,24 +38,6 @@ static double rng_uniform(uint64_t *s, double a, double b)
 
 /* ---- files ---------------------------------------------------------------- */
 
-static int write_file(const char *path, const char *text)
-{
-	size_t len = strlen(text);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, len);
-	if (n < 0 || (size_t)n != len) {
-		int r = n < 0 ? -errno : -EIO;
-
-		close(fd);
-		return r;
-	}
-	return close(fd) < 0 ? -errno : 0;
-}
-
 static int write_at(int dirfd, const char *file, const char *text)
 {
 	size_t len = strlen(text);
@@ -72,6 +54,11 @@ static int write_at(int dirfd, const char *file, const char *text)
 		return r;
 	}
 	return close(fd) < 0 ? -errno : 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	return write_at(AT_FDCWD, path, text);
 }
 
 static int read_at(int dirfd, const char *file, char *buf, size_t len)
