@@ -39,7 +39,6 @@ uint64_t fs_parse_value(const char *s)
 
 int fs_fmt_io_max(const struct fs_io_limit *io, unsigned keys, char *buf, size_t len)
 {
-	static const char *const name[FS_IO__COUNT] = {"rbps", "wbps", "riops", "wiops"};
 	const uint64_t v[FS_IO__COUNT] = {io->rbps, io->wbps, io->riops, io->wiops};
 	size_t used;
 	int n;
@@ -55,7 +54,7 @@ int fs_fmt_io_max(const struct fs_io_limit *io, unsigned keys, char *buf, size_t
 			continue;
 		fs_fmt_value(v[k], val, sizeof(val));
 		n = snprintf(used < len ? buf + used : NULL, used < len ? len - used : 0, " %s=%s",
-			     name[k], val);
+			     fs_res_io_key((enum fs_res_kind)(FS_RES_IO_RBPS + k)), val);
 		if (n < 0)
 			return n;
 		used += (size_t)n;

@@ -518,6 +518,26 @@ static void log_no_original(struct fs_writer *w, const struct wr_tenant *tn, con
 		w->cgroup_root, tn->cgroup, key, strerror(-err));
 }
 
+/* Opens tenant tn's directory: an fd, or -1 with res saying why (gone, or
+ * the logged error). */
+static int open_tenant(struct fs_writer *w, struct wr_tenant *tn, struct fs_apply_result *res)
+{
+	int dirfd = fs_cgfs_open_cgroup(&w->cg, tn->cgroup);
+
+	if (dirfd == -ENOENT) {
+		res->gone = true;
+		tn->checked = false;
+		return -1;
+	}
+	if (dirfd < 0) {
+		fs_logf(w->log, w->log_ctx, LOG_ERR, "writer: %s/%s: %s", w->cgroup_root,
+			tn->cgroup, strerror(-dirfd));
+		res->error = dirfd;
+		return -1;
+	}
+	return dirfd;
+}
+
 /*
  * Phase 1 of one tenant: skips it in the steady state; else opens its
  * directory once and records the original (and current value) of every item
@@ -533,18 +553,9 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 
 	if (n == 0 || (!due && steady(it, n, now_us, res)))
 		return PREP_DONE;
-	dirfd = fs_cgfs_open_cgroup(&w->cg, tn->cgroup);
-	if (dirfd == -ENOENT) {
-		res->gone = true;
-		tn->checked = false;
+	dirfd = open_tenant(w, tn, res);
+	if (dirfd < 0)
 		return PREP_DONE;
-	}
-	if (dirfd < 0) {
-		fs_logf(w->log, w->log_ctx, LOG_ERR, "writer: %s/%s: %s", w->cgroup_root,
-			tn->cgroup, strerror(-dirfd));
-		res->error = dirfd;
-		return PREP_DONE;
-	}
 	if (fstat(dirfd, &st) < 0)
 		st.st_ino = 0;
 	tn->checked = true;
@@ -644,18 +655,9 @@ static void write_pending(struct fs_writer *w, struct wr_tenant *tn, int dirfd,
 	size_t n;
 
 	if (dirfd < 0) {
-		dirfd = fs_cgfs_open_cgroup(&w->cg, tn->cgroup);
-		if (dirfd == -ENOENT) {
-			res->gone = true;
-			tn->checked = false;
+		dirfd = open_tenant(w, tn, res);
+		if (dirfd < 0)
 			return;
-		}
-		if (dirfd < 0) {
-			fs_logf(w->log, w->log_ctx, LOG_ERR, "writer: %s/%s: %s", w->cgroup_root,
-				tn->cgroup, strerror(-dirfd));
-			res->error = dirfd;
-			return;
-		}
 		if (fstat(dirfd, &st) < 0 || (uint64_t)st.st_ino != tn->ino) {
 			/* Recreated between the phases: checked again next round. */
 			tn->checked = false;

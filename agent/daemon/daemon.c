@@ -118,14 +118,14 @@ static int tenant_arrays_alloc(struct tenant_arrays *a, size_t n)
  * the same index first, so an unchanged list costs no search. */
 static const struct est_state *old_est(const struct fsd_daemon *d, size_t i, const char *name)
 {
+	int j;
+
 	if (!d->conf)
 		return NULL;
 	if (i < d->n && !strcmp(d->conf->tenants[i].name, name))
 		return &d->ta.est[i];
-	for (size_t j = 0; j < d->n; j++)
-		if (!strcmp(d->conf->tenants[j].name, name))
-			return &d->ta.est[j];
-	return NULL;
+	j = fs_conf_find_tenant(d->conf, name);
+	return j < 0 ? NULL : &d->ta.est[j];
 }
 
 /* Per-tenant arrays for conf; estimator states carried over by name. */
@@ -298,22 +298,6 @@ void fsd_daemon_free(struct fsd_daemon *d)
 	free(d);
 }
 
-/* Tenant i's previous plan: the same index while the tenant list is
- * unchanged, so the period stays linear in tenants; a search after a reload. */
-static const struct plan_tenant *prev_plan_tenant(const struct fsd_daemon *d, size_t i)
-{
-	const char *name = d->conf->tenants[i].name;
-
-	if (!d->have_plan)
-		return NULL;
-	if (i < d->plan.n_tenants && !strcmp(d->plan.t[i].name, name))
-		return &d->plan.t[i];
-	for (size_t j = 0; j < d->plan.n_tenants; j++)
-		if (!strcmp(d->plan.t[j].name, name))
-			return &d->plan.t[j];
-	return NULL;
-}
-
 static void estimate_all(struct fsd_daemon *d)
 {
 	bool busy[FS_MAX_RES] = {false};
@@ -333,7 +317,8 @@ static void estimate_all(struct fsd_daemon *d)
 			 * estimate; without one the tenant waits a period. */
 			p->present = d->ta.est[i].initialized;
 		} else {
-			fsd_est_sample(&d->pcfg.res, s, busy, prev_plan_tenant(d, i),
+			fsd_est_sample(&d->pcfg.res, s, busy,
+				       plan_find(d->have_plan ? &d->plan : NULL, i, ct->name),
 				       !d->opt.dry_run && !d->released, &es);
 			est_update(&d->pcfg.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
 				   &d->ta.est[i], &es, &d->ta.est[i]);

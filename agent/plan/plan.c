@@ -143,10 +143,7 @@ static uint64_t page_up(uint64_t v)
 	return (v + PLAN_PAGE - 1) / PLAN_PAGE * PLAN_PAGE;
 }
 
-/* Tenant i of the previous plan under the same name: the same index while the
- * tenant list is unchanged (every period but the first after a reload), so
- * a period stays linear in tenants; a search only after a reload. */
-static const struct plan_tenant *find_prev(const struct plan *prev, size_t i, const char *name)
+const struct plan_tenant *plan_find(const struct plan *prev, size_t i, const char *name)
 {
 	if (!prev || !name)
 		return NULL;
@@ -203,8 +200,8 @@ static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_i
 
 		if (mode == PLAN_MODE_WEIGHTS &&
 		    (k == FS_RES_CPU ||
-		     (fs_res_is_io(k) && cfg->res.disk[r] >= 0 &&
-		      cfg->res.disk[r] < FS_MAX_DISKS && cfg->io_weight_works[cfg->res.disk[r]])))
+		     (fs_res_is_io(k) && cfg->res.disk[r] >= 0 && cfg->res.disk[r] < FS_MAX_DISKS &&
+		      cfg->io_weight_works[cfg->res.disk[r]])))
 			lim = in->max[r] >= 0 ? in->max[r] : INFINITY;
 		if (lim >= cfg->res.capacity[r])
 			lim = INFINITY;
@@ -485,7 +482,7 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 		struct plan_tenant *t = &out->t[i];
 
 		set_limits(cfg, &in[i], out, leftover, wsum > 0 ? wsum : 1, t);
-		const struct plan_tenant *pt = find_prev(prev, i, t->name);
+		const struct plan_tenant *pt = plan_find(prev, i, t->name);
 
 		set_cpu_io(cfg, &in[i], out->mode, prev && prev->mode == out->mode ? pt : NULL, t);
 		set_memory(cfg, &in[i], pt, t);

@@ -132,12 +132,12 @@ void plan_config_default(struct plan_config *cfg);
 
 struct plan_tenant_in {
 	const char *name;
-	double weight;		    /* > 0 */
-	bool present;		    /* the cgroup exists (sampled this period) */
+	double weight;		   /* > 0 */
+	bool present;		   /* the cgroup exists (sampled this period) */
 	double demand[FS_MAX_RES]; /* estimate, > 0 somewhere */
 	double usage[FS_MAX_RES];  /* this period's use */
-	double min[FS_MAX_RES];    /* configured floor of the limit, NaN = none */
-	double max[FS_MAX_RES];    /* configured cap of the limit, NaN = none */
+	double min[FS_MAX_RES];	   /* configured floor of the limit, NaN = none */
+	double max[FS_MAX_RES];	   /* configured cap of the limit, NaN = none */
 };
 
 /* Zero usage, NaN min/max, weight 1, present. */
@@ -152,16 +152,16 @@ struct plan_tenant {
 	uint64_t mem_high, mem_max;
 	uint64_t io[FS_MAX_RES]; /* io resources: rbps/wbps/riops/wiops value */
 	/* diagnostics */
-	bool in_problem;	   /* present and solved */
-	double entitlement;	   /* weight / the weights of the tenants in the problem
-				      (with its own when it is not in it) */
-	double x;		   /* fraction of demand granted */
-	double share;		   /* the rule's share (see fs_tenant_result) */
-	int bottleneck;		   /* resource index or FS_NO_RESOURCE */
+	bool in_problem;	  /* present and solved */
+	double entitlement;	  /* weight / the weights of the tenants in the problem
+				     (with its own when it is not in it) */
+	double x;		  /* fraction of demand granted */
+	double share;		  /* the rule's share (see fs_tenant_result) */
+	int bottleneck;		  /* resource index or FS_NO_RESOURCE */
 	double alloc[FS_MAX_RES]; /* x * demand */
 	double limit[FS_MAX_RES]; /* after work conservation, caps; INFINITY = max */
-	double gap;		   /* minimal gap (0 when no bottleneck) */
-	int gap_resource;	   /* where it occurs, or FS_NO_RESOURCE */
+	double gap;		  /* minimal gap (0 when no bottleneck) */
+	int gap_resource;	  /* where it occurs, or FS_NO_RESOURCE */
 	bool promoted;
 };
 
@@ -172,11 +172,11 @@ struct plan {
 	bool mode_changed; /* differs from the previous plan (or first plan) */
 	char mode_reason[PLAN_REASON_MAX];
 	bool saturated[FS_MAX_RES]; /* by the allocation */
-	bool busy[FS_MAX_RES];	     /* by measured use (cfg->busy) */
-	size_t n_saturated;	     /* saturated resources */
-	size_t n_bottlenecks;	     /* saturated or busy devices: cpu, memory, each disk, net */
-	unsigned mode_streak;	     /* consecutive periods that wanted the other mode */
-	int iterations;		     /* solver iterations */
+	bool busy[FS_MAX_RES];	    /* by measured use (cfg->busy) */
+	size_t n_saturated;	    /* saturated resources */
+	size_t n_bottlenecks;	    /* saturated or busy devices: cpu, memory, each disk, net */
+	unsigned mode_streak;	    /* consecutive periods that wanted the other mode */
+	int iterations;		    /* solver iterations */
 };
 
 /*
@@ -188,6 +188,14 @@ struct plan {
 int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tenant_in *in,
 		 const struct plan *prev, struct plan *out, struct fs_error *err);
 void plan_free(struct plan *p);
+
+/*
+ * The tenant called name in p (NULL: none, or p NULL). Tried at index i
+ * first: the same index while the tenant list is unchanged (every period
+ * but the first after a reload), so a period stays linear in tenants; a
+ * search only after a reload.
+ */
+const struct plan_tenant *plan_find(const struct plan *p, size_t i, const char *name);
 
 /* The policy problem of the present tenants (exposed for tests / fairctl). */
 struct plan_problem {
