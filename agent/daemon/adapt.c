@@ -51,33 +51,46 @@ double fsd_usage(const struct fs_resources *res, const struct fs_tenant_sample *
 	return 0;
 }
 
-void fsd_busy(const struct fs_resources *res, double busy_share, size_t n,
-	      const struct fs_tenant_sample *samples, bool *busy)
+void fsd_io_load(const struct fs_resources *res, const struct ct_config *ccfg, double limit_ratio,
+		 size_t n, const struct fs_conf_tenant *tenants,
+		 const struct fs_tenant_sample *samples, const struct plan *prev,
+		 bool limits_written, struct ct_input *in)
 {
-	double use[FS_MAX_RES] = {0};
-
 	for (size_t i = 0; i < n; i++) {
+		const struct plan_tenant *pt;
+
 		if (!samples[i].present || samples[i].reset)
 			continue;
-		for (size_t r = 0; r < res->n; r++)
-			use[r] += fsd_usage(res, &samples[i], r);
+		pt = limits_written ? plan_find(prev, i, tenants[i].name) : NULL;
+		for (size_t r = 0; r < res->n; r++) {
+			double u;
+
+			if (!fs_res_is_io(res->kind[r]))
+				continue;
+			u = fsd_usage(res, &samples[i], r);
+			in->total[r] += u;
+			in->users[r] += u >= ccfg->user_share * res->capacity[r] && u > 0;
+			if (pt && pt->write && pt->io[r] != FS_VALUE_MAX &&
+			    u >= limit_ratio * (double)pt->io[r])
+				in->binding[r] = true;
+		}
 	}
-	for (size_t r = 0; r < res->n; r++)
-		busy[r] = fs_res_is_io(res->kind[r]) && use[r] >= busy_share * res->capacity[r];
 }
 
 void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sample *s,
-		    const bool *busy, const struct plan_tenant *prev, bool limits_written,
+		    const bool *contended, const struct plan_tenant *prev, bool limits_written,
 		    struct est_sample *es)
 {
 	est_sample_init(es);
 	for (size_t r = 0; r < res->n; r++) {
 		es->usage[r] = fsd_usage(res, s, r);
-		es->contended[r] = busy[r];
+		es->contended[r] = contended[r];
 		/* io.max in force = what we wrote last period */
 		if (fs_res_is_io(res->kind[r]) && prev && prev->write && limits_written &&
 		    prev->io[r] != FS_VALUE_MAX)
 			es->limit[r] = (double)prev->io[r];
+		if (fs_res_is_io(res->kind[r]) && prev && prev->in_problem)
+			es->alloc[r] = prev->alloc[r];
 	}
 	es->cpu_throttled_delta = s->cpu_nr_throttled;
 	es->mem_high_events_delta = s->mem_ev_high;

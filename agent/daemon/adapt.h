@@ -5,7 +5,7 @@
  * mapping is tested alone (tests/agent/test_adapt.c):
  *
  *   config  -> estimator and planner settings   fsd_est_config, fsd_plan_config
- *   samples -> estimator input                   fsd_busy, fsd_est_sample
+ *   samples -> contention and estimator input    fsd_io_load, fsd_est_sample
  *   plan    -> the writer's file values          fsd_limits
  *
  * Time: the estimator and the planner count in periods (they are pure
@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "agent_conf.h"
+#include "contention.h"
 #include "estimate.h"
 #include "plan.h"
 #include "sample.h"
@@ -45,12 +46,18 @@ void fsd_plan_config(const struct fs_conf *c, const bool *io_weight_works, struc
 double fsd_usage(const struct fs_resources *res, const struct fs_tenant_sample *s, size_t r);
 
 /*
- * busy[r] for every resource: an io resource that the tenants together use
- * at or above busy_share of its capacity (contended: the disk serves whoever
- * queues deepest). Tenants absent or on a new baseline do not count.
+ * The disk contention estimate's input from this period's samples (in must
+ * be initialised with ct_input_init; the disk queues are filled by the
+ * caller): per io resource the tenants' use together, the users (use >=
+ * ccfg->user_share of the declared capacity) and whether some tenant's use
+ * is at limit_ratio of the io.max of ours in force (prev's value, when
+ * limits_written: not dry-run, not released). Tenants absent or on a new
+ * baseline do not count. tenants[i].name finds tenant i in prev.
  */
-void fsd_busy(const struct fs_resources *res, double busy_share, size_t n,
-	      const struct fs_tenant_sample *samples, bool *busy);
+void fsd_io_load(const struct fs_resources *res, const struct ct_config *ccfg, double limit_ratio,
+		 size_t n, const struct fs_conf_tenant *tenants,
+		 const struct fs_tenant_sample *samples, const struct plan *prev,
+		 bool limits_written, struct ct_input *in);
 
 /*
  * The estimator's input for one tenant. prev: the tenant's previous plan
@@ -58,7 +65,7 @@ void fsd_busy(const struct fs_resources *res, double busy_share, size_t n,
  * dry-run, not released), so the estimator can tell "at its limit".
  */
 void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sample *s,
-		    const bool *busy, const struct plan_tenant *prev, bool limits_written,
+		    const bool *contended, const struct plan_tenant *prev, bool limits_written,
 		    struct est_sample *es);
 
 /* The writer's values for one planned tenant: every file the planner sets,

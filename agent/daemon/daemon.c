@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "sample.h"
 #include "sample_bpf.h"
+#include "sample_disk.h"
 #include "writer.h"
 
 /* The per-tenant arrays of a daemon, allocated and freed together. */
@@ -35,6 +36,7 @@ struct fsd_daemon {
 	struct fs_conf *conf;
 	struct plan_config pcfg;
 	struct est_config ecfg;
+	struct ct_config ccfg;
 
 	const struct fs_sampler_ops *ops;
 	void *sampler;
@@ -45,6 +47,18 @@ struct fsd_daemon {
 	struct plan plan;
 	bool have_plan;
 	struct fsd_published pub;
+
+	/* Disks: their own counters (sample_disk.h) and the contention estimate
+	 * (contention.h); res_now is pcfg.res with the capacity each disk
+	 * delivers now, what the estimator and the planner share out. */
+	struct fs_disk_counters disk_prev[FS_MAX_DISKS];
+	bool disk_have[FS_MAX_DISKS];
+	int disk_errno[FS_MAX_DISKS]; /* last read error, logged once */
+	uint64_t disk_prev_us;
+	double disk_queue[FS_MAX_DISKS];
+	struct ct_state ct;
+	struct fs_resources res_now;
+	struct plan_config pcfg_now; /* pcfg with res_now, this period's */
 
 	bool released;	   /* fairctl release until the next reload */
 	int metrics_errno; /* last metrics write error, logged once */
@@ -229,6 +243,80 @@ static int writer_open(const struct fs_conf *c, const struct plan_config *pc,
 	return r;
 }
 
+/* The disks' counters read again; each disk's mean queue since the last
+ * read (NaN when unknown: first read, a failed read, a counter reset). */
+static void sample_disks(struct fsd_daemon *d, uint64_t now_us)
+{
+	uint64_t dt = now_us > d->disk_prev_us ? now_us - d->disk_prev_us : 0;
+
+	for (size_t k = 0; k < d->conf->n_disks && k < FS_MAX_DISKS; k++) {
+		struct fs_disk_counters cur;
+		struct fs_disk_sample ds = {NAN, NAN};
+		int r = fs_disk_counters_read(d->paths.sysfs_root, d->conf->disks[k].dev, &cur);
+
+		if (r < 0 && r != d->disk_errno[k])
+			fsd_warn("disk %u:%u: cannot read its counters under %s/dev/block: %s; its "
+				 "contention is judged from the tenants' use alone",
+				 d->conf->disks[k].dev.major, d->conf->disks[k].dev.minor,
+				 d->paths.sysfs_root, strerror(-r));
+		d->disk_errno[k] = r;
+		if (r == 0 && d->disk_have[k])
+			fs_disk_sample_delta(&d->disk_prev[k], &cur, dt, &ds);
+		d->disk_queue[k] = ds.queue;
+		d->disk_have[k] = r == 0;
+		if (r == 0)
+			d->disk_prev[k] = cur;
+	}
+	d->disk_prev_us = now_us;
+}
+
+/* A new baseline for the disks (open, reload): no contention known yet. */
+static void disks_reset(struct fsd_daemon *d, uint64_t now_us)
+{
+	ct_config_default(&d->ccfg);
+	d->ccfg.busy = d->pcfg.busy;
+	ct_state_init(&d->ct);
+	memset(d->disk_have, 0, sizeof(d->disk_have));
+	memset(d->disk_errno, 0, sizeof(d->disk_errno));
+	d->res_now = d->pcfg.res;
+	sample_disks(d, now_us);
+}
+
+/* Contention per io resource, and the capacity the allocation shares out
+ * now (contention.h); a change of contention is logged once. */
+static void estimate_disks(struct fsd_daemon *d)
+{
+	struct ct_input in;
+	bool was[FS_MAX_RES];
+	const struct fs_resources *res = &d->pcfg.res;
+
+	ct_input_init(&in);
+	memcpy(in.queue, d->disk_queue, sizeof(in.queue));
+	fsd_io_load(res, &d->ccfg, d->ecfg.io_limit_ratio, d->n, d->conf->tenants, d->ta.samples,
+		    d->have_plan ? &d->plan : NULL, !d->opt.dry_run && !d->released, &in);
+	memcpy(was, d->ct.contended, sizeof(was));
+	ct_update(res, &d->ccfg, &in, &d->ct, &d->ct);
+	d->res_now = *res;
+	for (size_t r = 0; r < res->n; r++) {
+		int k = res->disk[r];
+		char tot[24], dec[24];
+
+		d->res_now.capacity[r] = d->ct.capacity[r];
+		if (was[r] == d->ct.contended[r])
+			continue;
+		fs_res_fmt_amount(res->kind[r], in.total[r], tot, sizeof(tot));
+		fs_res_fmt_amount(res->kind[r], res->capacity[r], dec, sizeof(dec));
+		if (d->ct.contended[r])
+			fsd_info(
+			    "%s contended: %u tenants use it, %s of %s declared, mean queue %.1f",
+			    res->name[r], in.users[r], tot, dec,
+			    k >= 0 && k < FS_MAX_DISKS ? d->disk_queue[k] : NAN);
+		else
+			fsd_info("%s no longer contended: %u tenants use it, %s of %s declared",
+				 res->name[r], in.users[r], tot, dec);
+	}
+}
+
 int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct fs_conf *conf,
 		    uint64_t now_us)
 {
@@ -250,6 +338,7 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 	d->conf = conf;
 	if (r < 0)
 		goto fail;
+	disks_reset(d, now_us);
 	d->pub.pcfg = d->pcfg;
 	d->pub.policy = fs_conf_policy_name(conf->agent.policy);
 	d->pub.interval_us = conf->agent.interval_us;
@@ -300,10 +389,9 @@ void fsd_daemon_free(struct fsd_daemon *d)
 
 static void estimate_all(struct fsd_daemon *d)
 {
-	bool busy[FS_MAX_RES] = {false};
 	struct est_sample es;
 
-	fsd_busy(&d->pcfg.res, d->pcfg.busy, d->n, d->ta.samples, busy);
+	estimate_disks(d);
 	for (size_t i = 0; i < d->n; i++) {
 		const struct fs_tenant_sample *s = &d->ta.samples[i];
 		const struct fs_conf_tenant *ct = &d->conf->tenants[i];
@@ -317,10 +405,10 @@ static void estimate_all(struct fsd_daemon *d)
 			 * estimate; without one the tenant waits a period. */
 			p->present = d->ta.est[i].initialized;
 		} else {
-			fsd_est_sample(&d->pcfg.res, s, busy,
+			fsd_est_sample(&d->res_now, s, d->ct.contended,
 				       plan_find(d->have_plan ? &d->plan : NULL, i, ct->name),
 				       !d->opt.dry_run && !d->released, &es);
-			est_update(&d->pcfg.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
+			est_update(&d->res_now, &d->ecfg, ct->has_demand ? ct->demand : NULL,
 				   &d->ta.est[i], &es, &d->ta.est[i]);
 			memcpy(p->usage, es.usage, sizeof(p->usage));
 		}
@@ -486,10 +574,14 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 		fsd_err("sampling under %s failed: %s", d->conf->agent.cgroup_root, strerror(-r));
 		return r;
 	}
+	sample_disks(d, now_us);
 	charge(d, FSD_STAGE_SAMPLE, &mark);
 	estimate_all(d);
 	charge(d, FSD_STAGE_ESTIMATE, &mark);
-	r = plan_compute(&d->pcfg, d->n, d->ta.pin, d->have_plan ? &d->plan : NULL, &next, &err);
+	d->pcfg_now = d->pcfg;
+	d->pcfg_now.res = d->res_now;
+	r = plan_compute(&d->pcfg_now, d->n, d->ta.pin, d->have_plan ? &d->plan : NULL, &next,
+			 &err);
 	if (r < 0) {
 		fsd_err("solving with %s failed, limits unchanged: %s",
 			fs_conf_policy_name(d->conf->agent.policy), err.msg);
@@ -673,6 +765,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	d->pub.pcfg = pc;
 	d->conf = nc;
 	nc = old;
+	disks_reset(d, now_us);
 	if (d->released)
 		fsd_info("reload: enforcing again after fairctl release");
 	d->released = false;

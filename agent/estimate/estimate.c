@@ -16,13 +16,16 @@ void est_config_default(struct est_config *cfg)
 	cfg->io_limit_ratio = 0.95;
 	cfg->floor_share = 1e-3;
 	cfg->wait_min = 0.05;
+	cfg->follow_share = 0.8;
 }
 
 void est_sample_init(struct est_sample *s)
 {
 	memset(s, 0, sizeof(*s));
-	for (size_t r = 0; r < FS_MAX_RES; r++)
+	for (size_t r = 0; r < FS_MAX_RES; r++) {
 		s->limit[r] = INFINITY;
+		s->alloc[r] = NAN;
+	}
 	s->psi_cpu = s->psi_mem = s->psi_io = s->cpu_wait = NAN;
 }
 
@@ -93,7 +96,8 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 				held[r] = true;
 				reasons |= EST_IO_LIMIT;
 			} else if (s->contended[r] &&
-				   s->usage[r] >= EST_CONTENDED_MIN_SHARE * res->capacity[r]) {
+				   s->usage[r] >= EST_CONTENDED_MIN_SHARE * res->capacity[r] &&
+				   !(s->usage[r] < cfg->follow_share * s->alloc[r])) {
 				held[r] = true;
 				reasons |= EST_IO_CONTENDED;
 			}

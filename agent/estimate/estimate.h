@@ -14,8 +14,10 @@
  *    throttled (cpu.stat nr_throttled grew), memory at memory.high
  *    (memory.events "high" grew), IO at its io.max limit (the rate of that
  *    io resource >= io_limit_ratio of its limit), IO on a contended disk
- *    (below any io.max of ours, the tenants together use >= the planner's
- *    `busy` share of it, and this tenant uses at least
+ *    (agent/estimate/contention.h: the disk's queue is deep, or the
+ *    tenants together use >= `busy` of it, or our limits hold it; this
+ *    tenant uses at least follow_share of what the previous plan allotted
+ *    it, and at least
  *    EST_CONTENDED_MIN_SHARE of it: the device then serves whoever queues
  *    deepest, and nothing else shows the shallow queue's unmet demand:
  *    libaio and io_uring waits are not iowait, so PSI io stays 0; an
@@ -88,10 +90,12 @@ struct est_config {
 	double io_limit_ratio; /* (0, 1]: rate >= ratio * io.max limit is "at the limit" */
 	double floor_share;    /* (0, 1): minimum demand as a fraction of capacity */
 	double wait_min;       /* cores: runqueue wait below this is ignored */
+	double follow_share;   /* (0, 1]: use / previous allocation that still counts
+				  as held on a contended disk */
 };
 
 /* Defaults: step 1.5, max 4, decay 0.5, PSI 10 %, io ratio 0.95, floor 1e-3,
- * wait_min 0.05 cores. */
+ * wait_min 0.05 cores, follow 0.8. */
 void est_config_default(struct est_config *cfg);
 
 enum est_reason {
@@ -115,8 +119,14 @@ struct est_sample {
 	double usage[FS_MAX_RES]; /* units of the resource kind */
 	/* io resources only: the io.max value in force (INFINITY when "max"). */
 	double limit[FS_MAX_RES];
-	/* io resources only: all tenants together use >= busy of its capacity */
+	/* io resources only: the disk is contended (agent/estimate/contention.h) */
 	bool contended[FS_MAX_RES];
+	/* io resources only: the previous plan's allocation, NaN = none. On a
+	 * contended disk a tenant whose use stays below follow_share of what
+	 * it was allotted is not short of share: its own pattern (a qd 1
+	 * reader's latency) bounds it, and probing it up only takes the
+	 * others' limits down (issue 14: 9 MB/s shared out of 40). */
+	double alloc[FS_MAX_RES];
 	double cpu_throttled_delta;	 /* nr_throttled increase in the period */
 	double mem_high_events_delta;	 /* memory.events high increase */
 	double psi_cpu, psi_mem, psi_io; /* some avg10, percent */
@@ -129,10 +139,10 @@ void est_sample_init(struct est_sample *s);
 struct est_state {
 	bool initialized;
 	double demand[FS_MAX_RES];  /* the current estimate */
-	bool held[FS_MAX_RES];	     /* held back on this resource this period */
+	bool held[FS_MAX_RES];	    /* held back on this resource this period */
 	double probe_r[FS_MAX_RES]; /* >= 1, per resource; 1 beyond res->n */
-	unsigned reasons;	     /* enum est_reason bits */
-	unsigned held_periods;	     /* consecutive held periods */
+	unsigned reasons;	    /* enum est_reason bits */
+	unsigned held_periods;	    /* consecutive held periods */
 };
 
 void est_state_init(struct est_state *s);

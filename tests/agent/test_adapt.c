@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,30 +120,57 @@ static void test_usage_by_kind(void **state)
 	free(c);
 }
 
-/* Only io resources are "busy", and tenants absent or on a new baseline do
- * not count. */
-static void test_busy(void **state)
+/* The contention input: per io resource the use together, the users and
+ * whether a limit of ours binds; tenants absent or on a new baseline do not
+ * count, and neither does a limit that is not in force. */
+static void test_io_load(void **state)
 {
 	struct fs_conf *c = conf(1000000);
+	struct fs_conf_tenant tenants[3] = {{.name = "t0"}, {.name = "t1"}, {.name = "t2"}};
 	struct fs_tenant_sample s[3];
-	bool busy[FS_MAX_RES];
+	struct plan_tenant pt[3];
+	struct plan prev = {.n_tenants = 3, .t = pt};
+	struct ct_config cc;
+	struct ct_input in;
 
 	(void)state;
-	for (size_t i = 0; i < 3; i++)
+	ct_config_default(&cc);
+	memset(pt, 0, sizeof(pt));
+	for (size_t i = 0; i < 3; i++) {
 		sample(&s[i]);
-	s[2].reset = true; /* would push disk 0's reads over the line */
-	fsd_busy(&c->res, 0.85, 2, s, busy);
-	assert_true(busy[2]);  /* 120 of 100 MiB/s */
-	assert_false(busy[3]); /* nothing written */
-	assert_true(busy[4]);  /* 18 of 10 */
-	assert_false(busy[0]); /* cpu is never "busy" here: 3 of 4 cores is not io */
-	assert_false(busy[5]);
-	fsd_busy(&c->res, 0.85, 1, s, busy);
-	assert_false(busy[2]); /* 60 of 100 */
-	s[0].present = false;
-	s[1].present = false;
-	fsd_busy(&c->res, 0.01, 3, s, busy);
-	assert_false(busy[4]);
+		snprintf(pt[i].name, sizeof(pt[i].name), "t%zu", i);
+		pt[i].write = true;
+		for (size_t r = 0; r < FS_MAX_RES; r++)
+			pt[i].io[r] = FS_VALUE_MAX;
+	}
+	s[2].reset = true;	      /* would be a third user */
+	s[1].io[1].rbps = 0.05 * MiB; /* below 1 % of 10 MiB/s: not a user */
+	pt[0].io[2] = 62 * MiB;	      /* 60 of 62: at the limit (>= 0.95) */
+	pt[1].io[4] = 1 * MiB;	      /* 0.05 of 1: far below */
+	ct_input_init(&in);
+	fsd_io_load(&c->res, &cc, 0.95, 3, tenants, s, &prev, true, &in);
+	assert_float_equal(in.total[2], 120 * MiB, 1);
+	assert_int_equal(in.users[2], 2);
+	assert_true(in.binding[2]);
+	assert_float_equal(in.total[3], 0, 0); /* unknown counts as 0 */
+	assert_int_equal(in.users[3], 0);
+	assert_float_equal(in.total[4], 9.05 * MiB, 1);
+	assert_int_equal(in.users[4], 1);
+	assert_false(in.binding[4]);
+	assert_int_equal(in.users[0], 0); /* cpu is not io */
+	assert_float_equal(in.total[0], 0, 0);
+	assert_true(isnan(in.queue[0])); /* the caller's */
+
+	/* dry-run or released: nothing of ours is in force */
+	ct_input_init(&in);
+	fsd_io_load(&c->res, &cc, 0.95, 3, tenants, s, &prev, false, &in);
+	assert_false(in.binding[2]);
+	/* absent tenants */
+	s[0].present = s[1].present = false;
+	ct_input_init(&in);
+	fsd_io_load(&c->res, &cc, 0.95, 3, tenants, s, &prev, true, &in);
+	assert_int_equal(in.users[2], 0);
+	assert_float_equal(in.total[2], 0, 0);
 	free(c);
 }
 
@@ -152,7 +180,7 @@ static void test_est_sample(void **state)
 	struct fs_tenant_sample s;
 	struct plan_tenant prev;
 	struct est_sample es;
-	bool busy[FS_MAX_RES] = {false, false, true};
+	bool contended[FS_MAX_RES] = {false, false, true};
 
 	(void)state;
 	sample(&s);
@@ -162,7 +190,7 @@ static void test_est_sample(void **state)
 	prev.write = true;
 	prev.io[2] = 50 << 20;
 	prev.io[0] = 7; /* not io: never a limit */
-	fsd_est_sample(&c->res, &s, busy, &prev, true, &es);
+	fsd_est_sample(&c->res, &s, contended, &prev, true, &es);
 	assert_float_equal(es.limit[2], 50.0 * MiB, 0);
 	assert_true(isinf(es.limit[3])); /* "max" */
 	assert_true(isinf(es.limit[0]));
@@ -175,12 +203,12 @@ static void test_est_sample(void **state)
 	assert_true(isnan(es.psi_cpu));
 	assert_float_equal(es.cpu_wait, 0.25, 0);
 	/* dry-run or released: nothing we planned is in force */
-	fsd_est_sample(&c->res, &s, busy, &prev, false, &es);
+	fsd_est_sample(&c->res, &s, contended, &prev, false, &es);
 	assert_true(isinf(es.limit[2]));
 	prev.write = false;
-	fsd_est_sample(&c->res, &s, busy, &prev, true, &es);
+	fsd_est_sample(&c->res, &s, contended, &prev, true, &es);
 	assert_true(isinf(es.limit[2]));
-	fsd_est_sample(&c->res, &s, busy, NULL, true, &es);
+	fsd_est_sample(&c->res, &s, contended, NULL, true, &es);
 	assert_true(isinf(es.limit[2]));
 	free(c);
 }
@@ -229,7 +257,7 @@ int main(void)
 	    cmocka_unit_test(test_plan_config_maps_the_config),
 	    cmocka_unit_test(test_settings_are_per_period),
 	    cmocka_unit_test(test_usage_by_kind),
-	    cmocka_unit_test(test_busy),
+	    cmocka_unit_test(test_io_load),
 	    cmocka_unit_test(test_est_sample),
 	    cmocka_unit_test(test_limits_one_io_line_per_disk),
 	};

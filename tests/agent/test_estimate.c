@@ -18,10 +18,17 @@ enum { CPU, MEM, RD, WR, NRES };
 static void host(struct fs_resources *res)
 {
 	memset(res, 0, sizeof(*res));
-	assert_int_equal(fs_resources_add(res, FS_RES_CPU, NULL, 8, -1, (struct fs_devnum){0, 0}), CPU);
-	assert_int_equal(fs_resources_add(res, FS_RES_MEMORY, NULL, 32 * GiB, -1, (struct fs_devnum){0, 0}), MEM);
-	assert_int_equal(fs_resources_add(res, FS_RES_IO_RBPS, NULL, 200 * MiB, 0, (struct fs_devnum){254, 0}), RD);
-	assert_int_equal(fs_resources_add(res, FS_RES_IO_WBPS, NULL, 100 * MiB, 0, (struct fs_devnum){254, 0}), WR);
+	assert_int_equal(fs_resources_add(res, FS_RES_CPU, NULL, 8, -1, (struct fs_devnum){0, 0}),
+			 CPU);
+	assert_int_equal(
+	    fs_resources_add(res, FS_RES_MEMORY, NULL, 32 * GiB, -1, (struct fs_devnum){0, 0}),
+	    MEM);
+	assert_int_equal(
+	    fs_resources_add(res, FS_RES_IO_RBPS, NULL, 200 * MiB, 0, (struct fs_devnum){254, 0}),
+	    RD);
+	assert_int_equal(
+	    fs_resources_add(res, FS_RES_IO_WBPS, NULL, 100 * MiB, 0, (struct fs_devnum){254, 0}),
+	    WR);
 }
 
 static void busy_sample(struct est_sample *s)
@@ -63,7 +70,8 @@ static void test_resources_names(void **unused)
 	assert_int_equal(fs_resources_find(&res, FS_RES_IO_WBPS), WR);
 	assert_int_equal(fs_resources_find(&res, FS_RES_NET), -1);
 	assert_true(fs_resources_add(&res, FS_RES_NET, NULL, 0, -1, (struct fs_devnum){0, 0}) < 0);
-	assert_true(fs_resources_add(&res, FS_RES_NET, NULL, NAN, -1, (struct fs_devnum){0, 0}) < 0);
+	assert_true(fs_resources_add(&res, FS_RES_NET, NULL, NAN, -1, (struct fs_devnum){0, 0}) <
+		    0);
 }
 
 /* Not held back: the estimate is exactly the usage. */
@@ -286,6 +294,20 @@ static void test_io_contended(void **unused)
 	est_update(&res, &cfg, NULL, &st, &s, &st);
 	assert_true(st.held[WR]);
 	assert_int_equal(st.reasons, EST_IO_CONTENDED);
+
+	/* Allotted 20 MiB/s last period and using 5: its own pattern bounds it
+	 * (a qd 1 reader's latency), not its share: no probe. At 0.8 of it,
+	 * it is held again. */
+	est_state_init(&st);
+	s.alloc[WR] = 20 * MiB;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_false(st.held[WR]);
+	assert_near(st.demand[WR], 5 * MiB);
+	s.usage[WR] = 16 * MiB;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.held[WR]);
+	s.usage[WR] = 5 * MiB;
+	s.alloc[WR] = NAN;
 
 	est_state_init(&st);
 	s.contended[WR] = false; /* the same tenant on a disk with room to spare */

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Disk contention and the capacity a disk delivers now: (previous state,
+ * this period's measurements, config) -> state. Pure: no I/O, no globals.
+ *
+ * Why (issue 14): a disk's declared capacity is what it delivers at best.
+ * Small random IO, or a VM on a busy host, gets far less, and then the sum
+ * of the tenants' use never reaches the declared number although the disk
+ * serves whoever queues deepest (a qd 32 reader took 80 % next to a qd 1
+ * one at 35 MB/s on a disk declared at 100 MB/s, and nothing was limited).
+ * And once our limits hold the deep reader back, the use falls below the
+ * busy share again, the disk looked free, the limits were lifted and the
+ * deep reader took the disk back: a 3-5 s cycle.
+ *
+ * Rules, per io resource r (rbps, wbps, riops or wiops of one disk):
+ *  - Users: tenants whose use of r is at least user_share of its declared
+ *    capacity. With fewer than two there is nobody to be fair to:
+ *    not contended, capacity = declared.
+ *  - Loaded: the disk's mean queue (requests in flight, from its own
+ *    counters; NaN = unknown) is at least queue_min: requests wait at the
+ *    device, which is then serving as fast as it can; or the users together
+ *    use at least `busy` of the declared capacity (the only signal when the
+ *    queue is unknown).
+ *  - Contended from the first loaded period with two users. It stays
+ *    contended while loaded or while a limit of ours binds (some tenant's
+ *    use is at its io.max: our limits hold the use below capacity, which is
+ *    the point, not a sign that the contention ended), and ends after `hold`
+ *    periods in a row with neither.
+ *  - The capacity the allocation shares out while contended (the declared
+ *    one otherwise): on entry the declared one (one period's total is
+ *    too noisy to start from: 6.7 MB/s was seen at entry on a disk that
+ *    delivered 35, and the limits stayed that low). Then:
+ *      - a total above it raises it by `follow` of the difference (an
+ *        average: per-period totals are bursty under blk-throttle);
+ *      - a limit binds and the users used at least used_share of it: all
+ *        that was allowed was used, so it grows by `grow` (work
+ *        conservation: the limits rise until the device delivers no more);
+ *      - a deep queue and no limit of ours binding: the device delivers less
+ *        now (smaller IO, a busier host), so it follows the total down;
+ *      - otherwise it holds. In particular it does not follow the total
+ *        down while our limits bind: a tenant that cannot reach its share
+ *        (a qd 1 reader bound by latency) then takes the others' limits
+ *        down with it, period after period. Measured: a disk delivering
+ *        40 MB/s was shared out at 9 MB/s after 30 periods.
+ *    Never above the declared capacity, never below floor_share of it.
+ */
+#ifndef FAIRSHARE_AGENT_CONTENTION_H
+#define FAIRSHARE_AGENT_CONTENTION_H
+
+#include <stdbool.h>
+
+#include "resource.h"
+
+struct ct_config {
+	double queue_min;   /* mean requests in flight that mean "requests wait" */
+	double busy;	    /* (0, 1]: use / declared capacity that means loaded */
+	double user_share;  /* (0, 1): use / declared capacity that makes a user */
+	unsigned hold;	    /* calm periods before contention ends */
+	double follow;	    /* (0, 1]: step towards the delivered total per period */
+	double grow;	    /* > 1: capacity growth per period while all it allowed is used */
+	double used_share;  /* (0, 1]: total / capacity that counts as "all used" */
+	double floor_share; /* (0, 1]: the least capacity, share of the declared one */
+};
+
+/* Defaults: queue 2, busy 0.85, user 1 %, hold 5, follow 0.25, grow 1.05,
+ * used 0.95, floor 5 %. */
+void ct_config_default(struct ct_config *cfg);
+
+/* One period's measurements. */
+struct ct_input {
+	double queue[FS_MAX_DISKS]; /* per disk index: mean requests in flight, NaN = unknown */
+	double total[FS_MAX_RES];   /* per resource: the tenants' use together */
+	unsigned users[FS_MAX_RES]; /* tenants at or above user_share */
+	bool binding[FS_MAX_RES];   /* a tenant's use is at its io.max of ours */
+};
+
+/* Zero totals and users, unknown queues, nothing binding. */
+void ct_input_init(struct ct_input *in);
+
+struct ct_state {
+	bool contended[FS_MAX_RES];
+	bool loaded[FS_MAX_RES];     /* this period (for the log) */
+	unsigned calm[FS_MAX_RES];   /* contended periods in a row neither loaded nor bound */
+	double capacity[FS_MAX_RES]; /* what the allocation shares out; 0 before the first update */
+};
+
+/* Not contended, capacity 0 (the first update sets the declared capacity). */
+void ct_state_init(struct ct_state *s);
+
+/* next = f(prev, in, cfg) for the io resources of res; the other resources
+ * keep their declared capacity and are never contended. prev and next may
+ * be the same object. */
+void ct_update(const struct fs_resources *res, const struct ct_config *cfg,
+	       const struct ct_input *in, const struct ct_state *prev, struct ct_state *next);
+
+#endif /* FAIRSHARE_AGENT_CONTENTION_H */
