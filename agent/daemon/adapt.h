@@ -11,7 +11,8 @@
  * Time: the estimator and the planner count in periods (they are pure
  * functions of one period): the probe grows by probe_step per held period,
  * estimates decay by `decay` per period, memory.max falls by at most
- * mem_step_down per period and weights mode is held mode_hold periods. So
+ * mem_step_down per period and a disk stays contended for `hold` calm
+ * periods (contention.h). So
  * their speed in seconds scales with `interval` (at 1 s, the default, the
  * numbers read as per second). Scaling them to seconds was tried and
  * measured: the real-kernel suites, tuned at 200 ms, then missed their

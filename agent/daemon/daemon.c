@@ -580,6 +580,7 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 	charge(d, FSD_STAGE_ESTIMATE, &mark);
 	d->pcfg_now = d->pcfg;
 	d->pcfg_now.res = d->res_now;
+	memcpy(d->pcfg_now.contended, d->ct.contended, sizeof(d->pcfg_now.contended));
 	r = plan_compute(&d->pcfg_now, d->n, d->ta.pin, d->have_plan ? &d->plan : NULL, &next,
 			 &err);
 	if (r < 0) {

@@ -82,7 +82,7 @@ static void test_settings_are_per_period(void **state)
 		assert_float_equal(ec.probe_step, edef.probe_step, 0);
 		assert_float_equal(ec.decay, edef.decay, 0);
 		assert_float_equal(pc.mem_step_down, def.mem_step_down, 0);
-		assert_int_equal(pc.mode_hold, def.mode_hold);
+		assert_float_equal(pc.busy, def.busy, 0);
 		free(c);
 	}
 }

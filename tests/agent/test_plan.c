@@ -21,14 +21,17 @@ enum { CPU, MEM, RD, WR, NRES };
 static void host(struct plan_config *cfg)
 {
 	plan_config_default(cfg);
-	assert_int_equal(fs_resources_add(&cfg->res, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0}), CPU);
-	assert_int_equal(fs_resources_add(&cfg->res, FS_RES_MEMORY, NULL, 8 * GiB, -1, (struct fs_devnum){0, 0}), MEM);
 	assert_int_equal(
-	    fs_resources_add(&cfg->res, FS_RES_IO_RBPS, "io.disk0.rbps", 100 * MiB, 0, (struct fs_devnum){254, 0}),
-	    RD);
+	    fs_resources_add(&cfg->res, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0}), CPU);
 	assert_int_equal(
-	    fs_resources_add(&cfg->res, FS_RES_IO_WBPS, "io.disk0.wbps", 100 * MiB, 0, (struct fs_devnum){254, 0}),
-	    WR);
+	    fs_resources_add(&cfg->res, FS_RES_MEMORY, NULL, 8 * GiB, -1, (struct fs_devnum){0, 0}),
+	    MEM);
+	assert_int_equal(fs_resources_add(&cfg->res, FS_RES_IO_RBPS, "io.disk0.rbps", 100 * MiB, 0,
+					  (struct fs_devnum){254, 0}),
+			 RD);
+	assert_int_equal(fs_resources_add(&cfg->res, FS_RES_IO_WBPS, "io.disk0.wbps", 100 * MiB, 0,
+					  (struct fs_devnum){254, 0}),
+			 WR);
 }
 
 static void tenant(struct plan_tenant_in *t, const char *name, double cpu, double mem, double rd,
@@ -321,7 +324,7 @@ static void test_io_split_by_mix(void **unused)
 
 /* Two bottlenecks (cpu and memory at the NJC / weighted PF point: a is
  * cpu-heavy, b memory-heavy; the KKT multipliers of both are positive):
- * auto switches to minimal-gap weights, lifts cpu.max/io.max, and the
+ * enforce=weights writes minimal-gap weights, lifts cpu.max/io.max, and the
  * weights follow fs_minimal_gap computed independently. */
 static void test_two_bottlenecks_weights(void **unused)
 {
@@ -336,6 +339,7 @@ static void test_two_bottlenecks_weights(void **unused)
 	(void)unused;
 	host(&cfg);
 	cfg.rule = FS_RULE_NJC;
+	cfg.enforce = FS_ENFORCE_WEIGHTS;
 	tenant(&in[0], "a", 4, 1 * GiB, 1 * MiB, 1 * MiB);
 	tenant(&in[1], "b", 1, 8 * GiB, 1 * MiB, 1 * MiB);
 	in[0].usage[CPU] = 3;
@@ -350,7 +354,7 @@ static void test_two_bottlenecks_weights(void **unused)
 	assert_int_equal(pl.n_saturated, 2);
 	assert_int_equal(pl.n_bottlenecks, 2);
 	assert_int_equal(pl.mode, PLAN_MODE_WEIGHTS);
-	assert_non_null(strstr(pl.mode_reason, "2 bottlenecks (cpu, memory)"));
+	assert_non_null(strstr(pl.mode_reason, "enforce=weights; 2 bottlenecks (cpu, memory)"));
 
 	for (size_t i = 0; i < 2; i++)
 		for (size_t r = 0; r < NRES; r++) {
@@ -391,67 +395,78 @@ static void test_two_bottlenecks_weights(void **unused)
 }
 
 /*
- * Mode hysteresis (plan.h "Modes"): cpu and disk both contended -> weights at
- * once; when the allocation stops saturating both (held-back signals vanish
- * in weights mode) but the tenants still use >= busy of both, the plan stays
- * in weights mode; when the use drops too, it returns to limits only after
- * mode_hold periods in a row.
+ * Two bottlenecks under enforce=auto (plan.h "Modes", "Work conservation"):
+ * hard limits stay, on both. a: CPU-bound; b: disk-bound with a little
+ * CPU; c: both. The allocation saturates the CPU, so b and c are held at
+ * x < 1 by it; the disk is not saturated by the allocation but busy by
+ * measured use: b and c are limited to their allocation there (b used
+ * twice its share of the disk with only its CPU limited, e2e-mix). A
+ * contended disk (cfg.contended) is busy whatever its measured use.
  */
-static void test_mode_hysteresis(void **unused)
+static void test_two_bottlenecks_keep_limits(void **unused)
 {
 	struct plan_config cfg;
-	struct plan_tenant_in in[2];
-	struct plan prev, cur;
+	struct plan_tenant_in in[3];
+	struct plan pl, next;
 
 	(void)unused;
 	host(&cfg);
-	/* a: cpu-bound, b: disk-bound, both over capacity */
-	tenant(&in[0], "a", 8, 1 * GiB, 1 * MiB, 1 * MiB);
-	tenant(&in[1], "b", 0.5, 1 * GiB, 1 * MiB, 200 * MiB);
-	compute(&cfg, 2, in, NULL, &prev);
-	assert_int_equal(prev.mode, PLAN_MODE_WEIGHTS);
-	assert_int_equal(prev.n_bottlenecks, 2);
-
-	/* Demands fall back to what weights mode lets them use: 3.8 cores and
-	 * 90 MiB/s. The allocation saturates nothing, the use is busy. */
-	tenant(&in[0], "a", 3.3, 1 * GiB, 1 * MiB, 1 * MiB);
-	tenant(&in[1], "b", 0.5, 1 * GiB, 1 * MiB, 90 * MiB);
-	compute(&cfg, 2, in, &prev, &cur);
-	assert_false(cur.saturated[CPU] || cur.saturated[WR]);
-	assert_true(cur.busy[CPU] && cur.busy[WR]);
-	assert_false(cur.busy[MEM]);
-	assert_int_equal(cur.n_bottlenecks, 2);
-	assert_int_equal(cur.mode, PLAN_MODE_WEIGHTS);
-	assert_false(cur.mode_changed);
-	assert_non_null(strstr(cur.mode_reason, "2 bottlenecks (cpu, io.disk0.wbps)"));
-	plan_free(&prev);
-	prev = cur;
-
-	/* b goes quiet: one bottleneck. Weights mode holds for mode_hold - 1
-	 * periods, then limits. */
-	in[1].demand[WR] = in[1].usage[WR] = 1 * MiB;
-	for (unsigned k = 1; k <= cfg.mode_hold; k++) {
-		compute(&cfg, 2, in, &prev, &cur);
-		if (k < cfg.mode_hold) {
-			assert_int_equal(cur.mode, PLAN_MODE_WEIGHTS);
-			assert_int_equal(cur.mode_streak, k);
-			assert_non_null(strstr(cur.mode_reason, "held in weights mode"));
-			assert_true(cur.t[0].cpu_quota_usec == FS_VALUE_MAX);
-		} else {
-			assert_int_equal(cur.mode, PLAN_MODE_LIMITS);
-			assert_true(cur.mode_changed);
-			assert_int_equal(cur.mode_streak, 0);
-		}
-		plan_free(&prev);
-		prev = cur;
+	tenant(&in[0], "a", 4, 1 * GiB, 0.1 * MiB, 0.1 * MiB);
+	tenant(&in[1], "b", 0.4, 1 * GiB, 1 * MiB, 100 * MiB);
+	tenant(&in[2], "c", 4, 1 * GiB, 1 * MiB, 100 * MiB);
+	in[0].weight = 2;
+	in[1].usage[WR] = 65 * MiB; /* b uses more disk than its allocation */
+	in[2].usage[WR] = 34 * MiB;
+	compute(&cfg, 3, in, NULL, &pl);
+	assert_int_equal(pl.mode, PLAN_MODE_LIMITS);
+	assert_true(pl.saturated[CPU]);
+	assert_false(pl.saturated[WR]);
+	assert_true(pl.busy[WR]);
+	assert_int_equal(pl.n_bottlenecks, 2);
+	assert_non_null(strstr(pl.mode_reason, "enforce=auto: hard limits; 2 bottlenecks"));
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(pl.t[i].x < 1);
+		assert_true(pl.t[i].cpu_quota_usec != FS_VALUE_MAX);
+		assert_int_equal(pl.t[i].cpu_weight, 100 * (uint64_t)in[i].weight);
 	}
-	/* A bottleneck pair again switches back at once. */
-	tenant(&in[1], "b", 0.5, 1 * GiB, 1 * MiB, 200 * MiB);
-	compute(&cfg, 2, in, &prev, &cur);
-	assert_int_equal(cur.mode, PLAN_MODE_WEIGHTS);
-	assert_true(cur.mode_changed);
-	plan_free(&cur);
-	plan_free(&prev);
+	/* cpu.max periods: a's quota is long enough at 100 ms; b's small limit
+	 * gets the shortest longer period with a quota of >= 20 ms */
+	assert_int_equal(pl.t[0].cpu_period_usec, 100000);
+	assert_true(pl.t[1].limit[CPU] * 100000 < PLAN_CPU_QUOTA_PRECISE_USEC);
+	for (size_t i = 0; i < 3; i++) {
+		uint64_t p = pl.t[i].cpu_period_usec;
+
+		assert_true(p == 100000 || p == 200000 || p == 500000 || p == 1000000);
+		assert_true(p == 100000 ||
+			    pl.t[i].limit[CPU] * (double)p / 2.5 < PLAN_CPU_QUOTA_PRECISE_USEC);
+		assert_true(p == 1000000 ||
+			    pl.t[i].limit[CPU] * (double)p >= PLAN_CPU_QUOTA_PRECISE_USEC);
+		assert_int_equal(pl.t[i].cpu_quota_usec,
+				 (uint64_t)llround(pl.t[i].limit[CPU] * (double)p));
+	}
+	assert_true(pl.t[1].cpu_period_usec > 100000);
+	/* b and c on the busy disk: exactly their allocation, no leftover */
+	assert_near(pl.t[1].limit[WR], pl.t[1].alloc[WR]);
+	assert_near(pl.t[2].limit[WR], pl.t[2].alloc[WR]);
+	assert_true(pl.t[1].alloc[WR] < 65 * MiB);
+	assert_int_equal(pl.t[1].io[WR], (uint64_t)llround(pl.t[1].alloc[WR]));
+
+	/* Use falls below `busy` once b is held: still a bottleneck while the
+	 * daemon says the disk is contended (its limits bind). */
+	in[1].usage[WR] = 30 * MiB;
+	in[2].usage[WR] = 30 * MiB;
+	cfg.contended[WR] = true;
+	compute(&cfg, 3, in, &pl, &next);
+	assert_true(next.busy[WR]);
+	assert_true(next.t[1].io[WR] != FS_VALUE_MAX);
+	assert_false(next.mode_changed);
+	plan_free(&next);
+	cfg.contended[WR] = false;
+	compute(&cfg, 3, in, &pl, &next);
+	assert_false(next.busy[WR]);
+	assert_int_equal(next.t[1].io[WR], FS_VALUE_MAX);
+	plan_free(&next);
+	plan_free(&pl);
 }
 
 /*
@@ -528,6 +543,7 @@ static void test_weights_mode_keeps_io_max_where_io_weight_is_inert(void **unuse
 
 	(void)unused;
 	host(&cfg);
+	cfg.enforce = FS_ENFORCE_WEIGHTS;
 	tenant(&in[0], "a", 8, 1 * GiB, 1 * MiB, 100 * MiB);
 	tenant(&in[1], "b", 1, 1 * GiB, 1 * MiB, 200 * MiB);
 	compute(&cfg, 2, in, NULL, &pl);
@@ -645,7 +661,7 @@ int main(void)
 	    cmocka_unit_test(test_memory_safety),
 	    cmocka_unit_test(test_io_split_by_mix),
 	    cmocka_unit_test(test_two_bottlenecks_weights),
-	    cmocka_unit_test(test_mode_hysteresis),
+	    cmocka_unit_test(test_two_bottlenecks_keep_limits),
 	    cmocka_unit_test(test_deadband_and_io_floor),
 	    cmocka_unit_test(test_weights_mode_keeps_io_max_where_io_weight_is_inert),
 	    cmocka_unit_test(test_forced_modes),
