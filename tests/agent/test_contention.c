@@ -31,6 +31,14 @@ static void resources(struct fs_resources *res)
 			 2);
 }
 
+/* The resources above, default settings, no contention yet. */
+static void fresh(struct fs_resources *res, struct ct_config *cfg, struct ct_state *s)
+{
+	resources(res);
+	ct_config_default(cfg);
+	ct_state_init(s);
+}
+
 static void step(const struct fs_resources *res, const struct ct_config *cfg, struct ct_state *s,
 		 double queue, double total, unsigned users, bool binding)
 {
@@ -53,9 +61,7 @@ static void test_queue_means_contended(void **state)
 	struct ct_state s;
 
 	(void)state;
-	resources(&res);
-	ct_config_default(&cfg);
-	ct_state_init(&s);
+	fresh(&res, &cfg, &s);
 	step(&res, &cfg, &s, 6.3, 35 * MB, 2, false);
 	assert_true(s.contended[1]);
 	assert_false(s.contended[2]);			/* nobody writes */
@@ -78,9 +84,7 @@ static void test_one_user_or_unknown_queue(void **state)
 	struct ct_state s;
 
 	(void)state;
-	resources(&res);
-	ct_config_default(&cfg);
-	ct_state_init(&s);
+	fresh(&res, &cfg, &s);
 	step(&res, &cfg, &s, 30, 90 * MB, 1, false);
 	assert_false(s.contended[1]);
 	assert_float_equal(s.capacity[1], 100 * MB, 0);
@@ -101,9 +105,7 @@ static void test_binding_holds_contention(void **state)
 	struct ct_state s;
 
 	(void)state;
-	resources(&res);
-	ct_config_default(&cfg);
-	ct_state_init(&s);
+	fresh(&res, &cfg, &s);
 	step(&res, &cfg, &s, 8, 40 * MB, 2, false);
 	for (int i = 0; i < 50; i++) {
 		step(&res, &cfg, &s, 1.2, 30 * MB, 2, true);
@@ -131,9 +133,7 @@ static void test_capacity_under_binding_limits(void **state)
 	double c;
 
 	(void)state;
-	resources(&res);
-	ct_config_default(&cfg);
-	ct_state_init(&s);
+	fresh(&res, &cfg, &s);
 	step(&res, &cfg, &s, 8, 40 * MB, 2, false);
 	for (int i = 0; i < 60; i++)
 		step(&res, &cfg, &s, 8, 40 * MB, 2, false);
@@ -164,9 +164,7 @@ static void test_capacity_bounds_sweep(void **state)
 	unsigned seed = 7;
 
 	(void)state;
-	resources(&res);
-	ct_config_default(&cfg);
-	ct_state_init(&s);
+	fresh(&res, &cfg, &s);
 	for (int i = 0; i < 20000; i++) {
 		double q = (rand_r(&seed) % 100) / 10.0, tot = (rand_r(&seed) % 1200) * 0.1 * MB;
 

@@ -259,6 +259,16 @@ fsd_series() {
 			print p, n(al[1]), n(al[2]) }' "$(fsd_log "$1")"
 }
 
+# fsd_moves NAME TENANT RES AFTER: "BIG ALL": of the period-to-period
+# changes of RES's limit after period AFTER (both finite), how many moved
+# by more than 10 % (issue 14: steady outputs).
+fsd_moves() {
+	fsd_series "$1" "$2" "$3" | awk -v a="$4" '
+		$1 > a { if (seen && prev > 0 && $3 > 0) { all++; d = ($3 - prev) / prev; if (d > 0.1 || d < -0.1) big++ }
+			prev = $3; seen = 1 }
+		END { print big + 0, all + 0 }'
+}
+
 # fsd_first NAME TENANT RES AFTER OP VALUE: the first period > AFTER whose
 # LIMIT of RES satisfies "LIMIT OP VALUE" (max counts as infinite); empty if none.
 fsd_first() {

@@ -95,17 +95,11 @@ scenario() {
 }
 declare -A PLAN=()
 
-# (a) entitlements 2:1:1; a CPU-heavy (2 threads), b IO-heavy (fio 2 jobs x
-# qd 4), c both (1 thread + fio 1 job x qd 4). PS-DSF: x = w*t, the CPU
-# fills first at t = 1/3: a 2/3, c 1/3 of the CPU and 1/3 of the disk; the
-# disk is left to b (2/3). Baseline: equal cpu.weight -> 1/2 : 1/2.
-loads_a() {
-	cg_spawn $T/a cpu_load 2 80
-	cg_spawn $T/b io_load 2 4 80 0
-	cg_spawn $T/c cpu_load 1 80
-	cg_spawn $T/c io_load 1 4 80 64
-}
-scenario a "a=2 b=1 c=1" "a.cpu=0.667 c.cpu=0.333 b.io=0.667 c.io=0.333" loads_a
+# (a), a CPU-heavy, an IO-heavy and a mixed tenant at 2:1:1, moved to
+# e2e-mix (issue 14): its target here assumed the IO tenant needs no CPU
+# (the disk "left to b", 2/3), while fio uses 0.09-0.1 core under TCG, so
+# the CPU bounds it too and PS-DSF gives it 1/3. e2e-mix measures each
+# tenant's standalone demands and asks `fairctl solve` for the target.
 
 # (b) two IO tenants, equal entitlements, queue depth 32 vs 1: target 1/2 of
 # the disk each. Baseline: the disk goes by queue depth.

@@ -97,6 +97,9 @@ scenario() {
 	record "$name.total" "default=${B[def.total]} fairshare=${B[fsd.total]} (bytes/s)"
 	assert_ge "$name: total under fairshare vs 0.95 x default ${B[def.total]}" \
 		"${B[fsd.total]}" "$(calc "0.95 * ${B[def.total]}")" bytes/s
+	for n in "${tenants[@]}"; do
+		record "$name.$n.moves_over_10pct" "$(fsd_moves "fsd-$name" "$n" "$res" "$p0") (moves > 10 %, changes) in the window"
+	done
 	n=$(lifts "fsd-$name" "$deep" "$res" "$p0")
 	record "$name.lifts" "$n"
 	assert_le "$name: $deep's $res limit lifted during the window (cycling)" "$n" 1

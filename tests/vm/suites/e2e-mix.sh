@@ -76,7 +76,13 @@ echo "io.disk0 = $SCRATCH $BPS $BPS" >>"$conf"
 for n in a b c; do e2e_tenant "$conf" "$n" "${W[$n]}"; done
 fsd_start fsd "$conf"
 fsd_wait_periods fsd 40 90
+p0=$(fsd_period fsd)
 measure fsd 16
+for n in a b c; do
+	for r in cpu io.disk0.wbps; do
+		record "$n.$r.moves_over_10pct" "$(fsd_moves fsd "$n" "$r" "$p0") (moves > 10 %, changes) in the window"
+	done
+done
 t_note "$(printf '%-4s %6s %7s  %-22s %-22s' tenant weight target 'default cpu/disk/dom' 'fairshare cpu/disk/dom')"
 for n in a b c; do
 	t_note "$(printf '%-4s %6s %7s  %5.2f %5.2f %-10s %5.2f %5.2f %s' "$n" "${W[$n]}" "${TGT[$n]}" \
