@@ -8,8 +8,10 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "adapt.h"
+#include "check.h"
 #include "cgroupfs.h"
 #include "io_weight.h"
 #include "log.h"
@@ -317,6 +319,14 @@ static void estimate_disks(struct fsd_daemon *d)
 	}
 }
 
+/* The host checks as warnings, once at start and once per reload: the
+ * daemon runs anyway (a tenant's service may start later). */
+static void check_warn(void *ctx, const char *tenant, const char *cgroup, const char *msg)
+{
+	(void)ctx;
+	fsd_log(LOG_WARNING, tenant, NULL, cgroup, "%s", msg);
+}
+
 int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct fs_conf *conf,
 		    uint64_t now_us)
 {
@@ -338,6 +348,8 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 	d->conf = conf;
 	if (r < 0)
 		goto fail;
+	if (!o->check_config)
+		fsd_check_host(conf, &d->paths, check_warn, NULL);
 	disks_reset(d, now_us);
 	d->pub.pcfg = d->pcfg;
 	d->pub.policy = fs_conf_policy_name(conf->agent.policy);
@@ -633,6 +645,62 @@ void fsd_daemon_print(const struct fsd_daemon *d, FILE *f)
 	fflush(f);
 }
 
+/* One cgroup file of tenant i: "  FILE: CURRENT -> PLANNED". */
+static void print_file(const struct fs_limits *lim, enum fs_cgfile f, size_t disk,
+		       struct fs_devnum dev, int dirfd, struct fs_buf *b, FILE *out)
+{
+	char cur[FS_CGF_VALUE_MAX] = "?", neu[FS_CGF_VALUE_MAX];
+	int r;
+
+	if (fs_cgfile_format(f, lim, disk, neu, sizeof(neu)) < 0)
+		return;
+	r = dirfd >= 0 ? fs_cgfs_read_at(dirfd, fs_cgfiles[f].name, b) : -ENOENT;
+	if (r < 0)
+		snprintf(cur, sizeof(cur), "(%s)", strerror(-r));
+	else if (fs_cgfile_current(f, dev, b->data, cur, sizeof(cur)) < 0)
+		snprintf(cur, sizeof(cur), "(empty)");
+	fprintf(out, "  %-14s %s -> %s%s\n", fs_cgfiles[f].name, cur, neu,
+		strcmp(cur, neu) ? "" : " (unchanged)");
+}
+
+void fsd_daemon_print_files(const struct fsd_daemon *d, FILE *out)
+{
+	struct fs_cgroupfs cg = {-1};
+	struct fs_buf b = {0};
+	struct fs_limits lim;
+
+	if (fs_cgfs_open(&cg, d->paths.cgroup_root) < 0)
+		cg.root_fd = -1;
+	for (size_t i = 0; d->have_plan && i < d->plan.n_tenants; i++) {
+		const struct plan_tenant *t = &d->plan.t[i];
+		const char *rel = d->conf->tenants[i].cgroup;
+		int fd;
+
+		if (!t->write) {
+			fprintf(out, "%s (%s): %s\n", t->name, rel,
+				d->ta.samples[i].present ? "nothing to write (enforce = off)"
+							 : "cgroup missing, nothing to write");
+			continue;
+		}
+		fd = cg.root_fd >= 0 ? fs_cgfs_open_cgroup(&cg, rel) : -ENOENT;
+		fprintf(out, "%s (%s):\n", t->name, rel);
+		fsd_limits(&d->pcfg.res, t, &lim);
+		for (int f = 0; f < FS_CGF__COUNT; f++) {
+			if (!(lim.set & fs_cgfiles[f].bit))
+				continue;
+			if (!fs_cgfiles[f].per_disk)
+				print_file(&lim, f, 0, (struct fs_devnum){0, 0}, fd, &b, out);
+			for (size_t k = 0; fs_cgfiles[f].per_disk && k < lim.n_io; k++)
+				print_file(&lim, f, k, lim.io[k].dev, fd, &b, out);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	fs_buf_free(&b);
+	fs_cgfs_close(&cg);
+	fflush(out);
+}
+
 const struct fsd_published *fsd_daemon_published(const struct fsd_daemon *d)
 {
 	return &d->pub;
@@ -767,6 +835,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	d->conf = nc;
 	nc = old;
 	disks_reset(d, now_us);
+	fsd_check_host(d->conf, &d->paths, check_warn, NULL);
 	if (d->released)
 		fsd_info("reload: enforcing again after fairctl release");
 	d->released = false;

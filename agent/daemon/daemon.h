@@ -26,14 +26,20 @@ enum {
 	FSD_EXIT_OK = 0,
 	FSD_EXIT_FAILURE = 1, /* runtime failure (cgroup root, state dir, event loop) */
 	FSD_EXIT_USAGE = 2,   /* bad command line */
-	FSD_EXIT_CONFIG = 78, /* EX_CONFIG: the configuration was refused */
+	/* --check-config: the first problem found (agent/daemon/check.h) */
+	FSD_EXIT_NOT_CGROUP2 = 3,   /* the cgroup root is not cgroup v2 */
+	FSD_EXIT_NO_CONTROLLER = 4, /* a controller is not available or not enabled */
+	FSD_EXIT_NO_CGROUP = 5,	    /* a tenant's cgroup does not exist */
+	FSD_EXIT_NO_DISK = 6,	    /* a disk does not exist */
+	FSD_EXIT_CONFIG = 78,	    /* EX_CONFIG: the configuration was refused */
 };
 
 struct fsd_options {
 	const char *config_path;
-	bool dry_run; /* compute and log, never write a cgroup file */
-	bool once;    /* baseline, one period, print the plan, exit */
-	FILE *out;    /* where --once prints; NULL = stdout */
+	bool dry_run;	   /* compute and log, never write a cgroup file */
+	bool once;	   /* baseline, one period, print the plan, exit */
+	bool check_config; /* --check-config: the caller prints the host checks */
+	FILE *out;	   /* where --once prints; NULL = stdout */
 	/* The host's sysfs and procfs; NULL = the real ones. Tests point them
 	 * at fake trees (--sysfs-root, --procfs-root). */
 	const char *sysfs_root, *procfs_root;
@@ -72,6 +78,10 @@ int fsd_daemon_stop(struct fsd_daemon *d);
 
 /* Prints the plan, one line per tenant (--once). */
 void fsd_daemon_print(const struct fsd_daemon *d, FILE *f);
+
+/* Prints, per tenant, each file the last plan would write: its value now
+ * and the planned one (--check-config). */
+void fsd_daemon_print_files(const struct fsd_daemon *d, FILE *f);
 
 const struct fsd_published *fsd_daemon_published(const struct fsd_daemon *d);
 

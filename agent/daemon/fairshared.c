@@ -11,6 +11,7 @@
 #include "agent_conf.h"
 #include "log.h"
 #include "clock.h"
+#include "check.h"
 #include "daemon.h"
 #include "run.h"
 #include "writer.h"
@@ -23,7 +24,8 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: fairshared [--config FILE] [--dry-run] [--once] [--release]\n"
+	    "Usage: fairshared [--config FILE] [--dry-run] [--once] [--check-config]\n"
+	    "                  [--release]\n"
 	    "                  [--log-level LEVEL] [--help] [--version]\n"
 	    "\n"
 	    "Multi-resource fair sharing between cgroup v2 tenants: every interval it\n"
@@ -35,6 +37,11 @@ static void usage(FILE *f)
 	    "  -1, --once           take a baseline, wait one interval, run one period,\n"
 	    "                       print the plan (one line per tenant) and exit; the\n"
 	    "                       values written stay (undo with --release)\n"
+	    "  -C, --check-config   check the config and the host (cgroup v2, each tenant's\n"
+	    "                       cgroup, the controllers in its parent's\n"
+	    "                       cgroup.subtree_control, each disk), run one dry-run\n"
+	    "                       period and print each file it would write,\n"
+	    "                       current -> planned; writes nothing\n"
 	    "  -r, --release        restore the original values saved in state_dir and exit\n"
 	    "  -l, --log-level L    debug|info|notice|warning|err (default info; debug logs\n"
 	    "                       one line per tenant per period). Also $FAIRSHARED_LOG_LEVEL\n"
@@ -53,6 +60,10 @@ static void usage(FILE *f)
 	    "  0   success\n"
 	    "  1   runtime failure (cgroup root unreadable, state dir, restore failed)\n"
 	    "  2   bad command line\n"
+	    "  3   --check-config: the cgroup root is not cgroup v2\n"
+	    "  4   --check-config: a controller is not available or not enabled\n"
+	    "  5   --check-config: a tenant's cgroup does not exist\n"
+	    "  6   --check-config: a disk does not exist\n"
 	    "  78  configuration refused (EX_CONFIG); the message is file:line: reason\n");
 }
 
@@ -83,6 +94,67 @@ static int release(const struct fsd_options *o)
 	return r < 0 ? FSD_EXIT_FAILURE : FSD_EXIT_OK;
 }
 
+static void check_print(void *ctx, const char *tenant, const char *cgroup, const char *msg)
+{
+	(void)tenant;
+	(void)cgroup;
+	fprintf(ctx, "problem: %s\n", msg);
+}
+
+static int run_once(struct fsd_daemon *d, uint64_t interval_us, FILE *out);
+
+/* --check-config: the config, the host checks, then one dry-run period and
+ * each file it would write, current -> planned. The exit code says which
+ * problem came first (daemon.h). */
+static int check_config(struct fsd_options *o)
+{
+	struct fs_conf *conf = NULL;
+	struct fs_conf_env env;
+	struct fsd_daemon *d = NULL;
+	struct fs_paths paths;
+	FILE *out = o->out ? o->out : stdout;
+	unsigned problems;
+	char err[1024];
+	int r;
+
+	fsd_conf_env(o, &env);
+	r = fs_conf_load(o->config_path, &env, &conf, err, sizeof(err));
+	if (r < 0) {
+		fprintf(out, "problem: %s\n", err);
+		/* The loader resolves each disk to its whole disk in sysfs, so a
+		 * missing one stops it: say so with the disk's own code. */
+		if ((r == -ENODEV || r == -ENOTBLK || r == -ENOENT) && strstr(err, ": io."))
+			return FSD_EXIT_NO_DISK;
+		return FSD_EXIT_CONFIG;
+	}
+	fprintf(out, "config %s: %zu tenants, %zu resources, policy %s\n", conf->path,
+		conf->n_tenants, conf->res.n, fs_conf_policy_name(conf->agent.policy));
+	fsd_paths(o, conf, &paths);
+	problems = fsd_check_host(conf, &paths, check_print, out);
+	if (problems & FSD_CHECK_NOT_CGROUP2) {
+		fs_conf_free(conf);
+		return fsd_check_exit_code(problems);
+	}
+	o->dry_run = true;
+	r = fsd_daemon_open(&d, o, conf, fs_monotonic_us()); /* owns conf now */
+	if (r == 0) {
+		FILE *devnull = fopen("/dev/null", "we");
+
+		r = run_once(d, fsd_daemon_conf(d)->agent.interval_us, devnull ? devnull : out);
+		if (devnull)
+			fclose(devnull);
+		if (r == FSD_EXIT_OK) {
+			fprintf(out, "files (current -> planned, after one period):\n");
+			fsd_daemon_print_files(d, out);
+		}
+	}
+	fsd_daemon_free(d);
+	fprintf(out, "%s\n", problems ? "check: problems found" : "check: ok");
+	if (problems)
+		return fsd_check_exit_code(problems);
+	return r < 0 ? FSD_EXIT_FAILURE : r;
+}
+
 static int run_once(struct fsd_daemon *d, uint64_t interval_us, FILE *out)
 {
 	struct timespec ts = {.tv_sec = (time_t)(interval_us / 1000000u),
@@ -102,6 +174,7 @@ int main(int argc, char **argv)
 	    {"config", required_argument, NULL, 'c'},
 	    {"dry-run", no_argument, NULL, 'n'},
 	    {"once", no_argument, NULL, '1'},
+	    {"check-config", no_argument, NULL, 'C'},
 	    {"release", no_argument, NULL, 'r'},
 	    {"log-level", required_argument, NULL, 'l'},
 	    {"help", no_argument, NULL, 'h'},
@@ -120,7 +193,7 @@ int main(int argc, char **argv)
 	char err[1024];
 	int c, prio, r;
 
-	while ((c = getopt_long(argc, argv, "c:n1rl:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:n1Crl:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o.config_path = optarg;
@@ -130,6 +203,9 @@ int main(int argc, char **argv)
 			break;
 		case '1':
 			o.once = true;
+			break;
+		case 'C':
+			o.check_config = true;
 			break;
 		case 'r':
 			do_release = true;
@@ -168,6 +244,8 @@ int main(int argc, char **argv)
 
 	if (do_release)
 		return release(&o);
+	if (o.check_config)
+		return check_config(&o);
 
 	fsd_conf_env(&o, &env);
 	r = fs_conf_load(o.config_path, &env, &conf, err, sizeof(err));

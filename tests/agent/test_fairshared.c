@@ -90,6 +90,7 @@ static void fake_disk(struct fixture *f)
 	snprintf(sys, sizeof(sys), "%s/sys", f->dir);
 	at_write(sys, "devices/virtual/block/vda/dev", "254:0\n");
 	at_write(sys, "devices/virtual/block/vda/queue/scheduler", "[mq-deadline] none\n");
+	at_write(sys, "devices/virtual/block/vda/stat", "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
 	at_symlink(sys, "dev/block/254:0", "../../devices/virtual/block/vda");
 	snprintf(f->disk, sizeof(f->disk), "254:0");
 }
@@ -142,6 +143,9 @@ static int setup(void **state)
 	fake_disk(f);
 	snprintf(f->sysroot, sizeof(f->sysroot), "%s/sys", f->dir);
 	at_mkdir(f->dir, "cg");
+	/* a cgroup v2 root with the controllers on for its children */
+	at_write(f->cg, "cgroup.controllers", "cpuset cpu io memory pids\n");
+	at_write(f->cg, "cgroup.subtree_control", "cpu io memory\n");
 	for (size_t i = 0; i < 2; i++)
 		fake_cgroup(f->cg, tenants[i]);
 	write_conf(f, "", "cpu 2, memory 1G");
@@ -320,6 +324,99 @@ static void test_once_dry_run_prints_plan(void **state)
 	assert_int_equal(stat(f->state, &st), -1); /* dry-run: no state dir either */
 }
 
+/* --check-config (check.h): exit code and message of each problem, else
+ * 0 and each file's current -> planned value; nothing written. */
+static int check_config(struct fixture *f, const char **out)
+{
+	const char *args[] = {"--check-config", NULL};
+	int rc = wait_exit(spawn(f, args));
+
+	*out = slurp(f->out);
+	assert_non_null(*out);
+	return rc;
+}
+
+static void test_check_config_ok(void **state)
+{
+	struct fixture *f = *state;
+	char *before = snapshot(f);
+	const char *out;
+	struct stat st;
+
+	assert_int_equal(check_config(f, &out), 0);
+	assert_non_null(strstr(out, "config "));
+	assert_null(strstr(out, "problem:"));
+	assert_non_null(strstr(out, "a (a.slice):\n"));
+	assert_non_null(strstr(out, "  cpu.max        max 100000 -> 200000 100000\n"));
+	assert_non_null(strstr(out, "  cpu.weight     50 -> 100\n"));
+	assert_non_null(strstr(out, "  memory.max     max -> max (unchanged)\n"));
+	assert_non_null(strstr(out,
+			       "  io.max         254:0 rbps=max wbps=max riops=max wiops=max -> "
+			       "254:0 rbps=max wbps=max riops=max wiops=max (unchanged)\n"));
+	assert_non_null(strstr(out, "check: ok"));
+	assert_tree_is(f, before);
+	assert_int_equal(stat(f->state, &st), -1);
+}
+
+static void test_check_config_problems(void **state)
+{
+	struct fixture *f = *state;
+	char path[700], cfg[600];
+	const char *out;
+
+	/* a missing disk: 6 */
+	write_conf(f, "", "cpu 2, memory 1G");
+	snprintf(path, sizeof(path), "%s/dev/block/254:0", f->sysroot);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(check_config(f, &out), 6);
+	assert_non_null(strstr(out, "problem: "));
+	assert_non_null(strstr(out, "io.disk0: no block device 254:0"));
+	at_symlink(f->sysroot, "dev/block/254:0", "../../devices/virtual/block/vda");
+
+	/* a tenant cgroup missing: 5, named */
+	snprintf(path, sizeof(path), "%s/cg/b.slice", f->dir);
+	at_rmtree(path);
+	assert_int_equal(check_config(f, &out), 5);
+	assert_non_null(strstr(out, "problem: tenant b: cgroup "));
+	assert_non_null(strstr(out, "b (b.slice): cgroup missing, nothing to write"));
+	fake_cgroup(f->cg, "b.slice");
+
+	/* io not enabled for the children of the root: 4, per tenant */
+	at_write(f->cg, "cgroup.subtree_control", "cpu memory\n");
+	assert_int_equal(check_config(f, &out), 4);
+	assert_non_null(strstr(out, "problem: tenant a: controllers io not enabled in "));
+	assert_non_null(strstr(out, "problem: tenant b: controllers io not enabled in "));
+
+	/* not cgroup v2 (a v1 or hybrid root has no cgroup.controllers): 3 */
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", f->cg);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(check_config(f, &out), 3);
+	assert_non_null(strstr(out, "is not a cgroup v2 hierarchy"));
+	assert_null(strstr(out, "files (current"));
+
+	/* an invalid config: 78, as without --check-config */
+	snprintf(cfg, sizeof(cfg), "[agent]\ninterval = soon\n");
+	at_write(f->dir, "fairshare.conf", cfg);
+	assert_int_equal(check_config(f, &out), 78);
+	assert_non_null(strstr(out, "problem: "));
+}
+
+/* The daemon logs the same problems as warnings when it starts. */
+static void test_start_warns_of_problems(void **state)
+{
+	struct fixture *f = *state;
+	const char *args[] = {"--dry-run", "--once", NULL};
+	char path[700];
+	const char *log;
+
+	snprintf(path, sizeof(path), "%s/cg/b.slice", f->dir);
+	at_rmtree(path);
+	assert_int_equal(wait_exit(spawn(f, args)), 0);
+	log = slurp(f->log);
+	assert_non_null(log);
+	assert_non_null(strstr(log, "warning: tenant b: cgroup "));
+}
+
 static void test_ready_dry_run_writes_nothing(void **state)
 {
 	struct fixture *f = *state;
@@ -444,6 +541,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_once_dry_run_prints_plan, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_check_config_ok, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_check_config_problems, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_start_warns_of_problems, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ready_dry_run_writes_nothing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_writes_then_restores_on_sigterm, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_second_daemon_refused, setup, teardown),

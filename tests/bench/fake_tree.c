@@ -294,6 +294,12 @@ static int make_sysfs(const struct fake_tree *ft)
 	r = write_file(path, "none [mq-deadline] kyber\n");
 	if (r < 0)
 		return r;
+	/* the disk's own counters (agent/sample/sample_disk.h): an idle disk */
+	if (pathf(path, sizeof(path), "%s/stat", dev) < 0)
+		return -ENAMETOOLONG;
+	r = write_file(path, "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+	if (r < 0)
+		return r;
 	if (pathf(path, sizeof(path), "%s/dev/block", ft->sysfs_root) < 0)
 		return -ENAMETOOLONG;
 	r = mkdir_p(path);
@@ -370,6 +376,28 @@ const char *fake_tree_default_base(void)
 	return "/tmp";
 }
 
+/* A cgroup v2 root with cpu, io and memory on for the slice and its
+ * children, so the daemon's host checks (agent/daemon/check.h) pass. */
+static int make_v2_root(const struct fake_tree *ft)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (pathf(path, sizeof(path), "%s/cgroup.controllers", ft->cg_root) < 0)
+		return -ENAMETOOLONG;
+	r = write_file(path, "cpuset cpu io memory pids\n");
+	if (r == 0 && pathf(path, sizeof(path), "%s/cgroup.subtree_control", ft->cg_root) < 0)
+		return -ENAMETOOLONG;
+	if (r == 0)
+		r = write_file(path, "cpu io memory\n");
+	if (r == 0 &&
+	    pathf(path, sizeof(path), "%s/" SLICE "/cgroup.subtree_control", ft->cg_root) < 0)
+		return -ENAMETOOLONG;
+	if (r == 0)
+		r = write_file(path, "cpu io memory\n");
+	return r;
+}
+
 int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *base)
 {
 	char tmpl[PATH_MAX], path[PATH_MAX];
@@ -408,7 +436,9 @@ int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *
 	r = mkdir_p(path);
 	if (r < 0)
 		goto fail;
-	r = make_sysfs(ft);
+	r = make_v2_root(ft);
+	if (r == 0)
+		r = make_sysfs(ft);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = make_tenant(ft, i);
 	if (r == 0)
