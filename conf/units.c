@@ -89,9 +89,19 @@ static double eat_prefix(const char **p, bool allow_binary)
 
 enum scaled_syntax {
 	SCALED_BINARY = 1 << 0,	    /* Ki/Mi/Gi/Ti as well as K/M/G/T */
+	SCALED_ALL_BINARY = 1 << 3, /* K/M/G/T are binary too (sizes, as systemd) */
 	SCALED_BYTE = 1 << 1,	    /* an optional trailing "B" */
 	SCALED_PER_SECOND = 1 << 2, /* an optional "/s" after that */
 };
+
+/* The binary multiplier of the same prefix (1e3 -> 1024, 1e6 -> 2^20 ...). */
+static double binary_of(double mult)
+{
+	for (size_t i = 0; i < sizeof(decimal_prefixes) / sizeof(decimal_prefixes[0]); i++)
+		if (mult == decimal_prefixes[i].mult)
+			return binary_prefixes[i].mult;
+	return mult;
+}
 
 /* "number[prefix][B][/s]" as allowed by syntax, scaled by the prefix. */
 static int scan_scaled(const char *s, unsigned syntax, double *out)
@@ -103,7 +113,9 @@ static int scan_scaled(const char *s, unsigned syntax, double *out)
 	r = scan_number(s, &v, &p);
 	if (r < 0)
 		return r;
-	mult = eat_prefix(&p, syntax & SCALED_BINARY);
+	mult = eat_prefix(&p, syntax & (SCALED_BINARY | SCALED_ALL_BINARY));
+	if ((syntax & SCALED_ALL_BINARY) && mult > 1.0)
+		mult = binary_of(mult);
 	if ((syntax & SCALED_BYTE) && *p == 'B')
 		p++;
 	if ((syntax & SCALED_PER_SECOND) && strcmp(p, "/s") == 0)
@@ -119,7 +131,7 @@ int fs_parse_size(const char *s, uint64_t *out_bytes)
 	double v;
 	int r;
 
-	r = scan_scaled(s, SCALED_BINARY | SCALED_BYTE, &v);
+	r = scan_scaled(s, SCALED_ALL_BINARY | SCALED_BYTE, &v);
 	if (r < 0)
 		return r;
 	/* 2^64 is the first double that does not fit. */

@@ -4,10 +4,14 @@
  *
  * Suffixes (case-sensitive, no space needed between number and suffix;
  * one space is allowed; a decimal fraction is allowed: "1.5G"):
- *   sizes   K M G T        decimal: 10^3 10^6 10^9 10^12 bytes
- *           Ki Mi Gi Ti    binary:  2^10 2^20 2^30 2^40 bytes
- *           an optional trailing "B" ("4GB", "512MiB"); no suffix = bytes
- *   io      same prefixes; an optional "/s" ("50M/s"); result in bytes/s
+ *   sizes   K M G T        binary, as systemd reads MemoryMax= (8G = 8 GiB):
+ *           Ki Mi Gi Ti    2^10 2^20 2^30 2^40 bytes either way;
+ *           an optional trailing "B" ("4GB", "512MiB"); no suffix = bytes.
+ *           Operators copy these from unit files, where K means 1024; a
+ *           decimal size is written out in bytes ("8000000000").
+ *   io      K M G T decimal (10^3 .. 10^12), Ki Mi Gi Ti binary, as systemd
+ *           reads IOReadBandwidthMax=; an optional "B" and "/s" ("50M/s");
+ *           result in bytes/s
  *   iops    same decimal prefixes, no "B" ("10K" = 10000 ops/s)
  *   net     a unit is REQUIRED, because operators mean bits as often as bytes:
  *           "bit" or "bit/s" = bits per second  ("10Gbit" = 1.25e9 bytes/s)

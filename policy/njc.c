@@ -197,7 +197,7 @@ int fs_solve_njc(const struct fs_problem *p, const struct fs_options *opt, struc
 
 	if (p->n_pools != 1) {
 		snprintf(err->msg, sizeof(err->msg),
-			 "njc: defined for one pool only ([P3]); problem has %zu pools",
+			 "defined for one pool (one host) only; this problem has %zu pools",
 			 p->n_pools);
 		return -EINVAL;
 	}

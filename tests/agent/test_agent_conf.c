@@ -226,7 +226,7 @@ static void test_full(void **state)
 		assert_true(t->weight == 2);
 		assert_true(t->has_demand);
 		assert_true(t->demand[0] == 2);
-		assert_true(t->demand[1] == 4e9);
+		assert_true(t->demand[1] == (double)(4ull << 30)); /* 4G: GiB, as systemd */
 		assert_true(t->demand[2] == 50e6);
 		assert_true(t->demand[3] == 20e6);
 		assert_true(isnan(t->demand[4]));
@@ -369,7 +369,7 @@ static void test_errors_resources(void **state)
 	expect_error(f, ROOT "[resources]\nmemory = 16gb\n" TENANT, 4,
 		     "bad memory '16gb' (auto or a size such as 16Gi)");
 	expect_error(f, ROOT "[resources]\nmemory = 4G\nmemory_reserve = 4G\n" TENANT, 5,
-		     "memory_reserve 4G is not below memory (4000000000 bytes)");
+		     "memory_reserve 4G is not below memory (4294967296 bytes)");
 	expect_error(f, ROOT "[resources]\nnet = 10G\n" TENANT, 4,
 		     "bad net '10G' (a rate with bit or B, e.g. 10Gbit, 1.25GB)");
 	expect_error(f, ROOT "[resources]\nnet = 100Mbps\n" TENANT, 4,
@@ -443,7 +443,7 @@ static void test_errors_tenants(void **state)
 	expect_error(f, RES "[tenant.a]\ncgroup = a\nmin = cpu 3\nmax = cpu 2\n", 9,
 		     "min: cpu is above its max (line 10)");
 	expect_error(f, RES "[tenant.a]\ncgroup = a\nmin = memory 9G\n", 9,
-		     "min: memory is above the capacity (8e+09)");
+		     "min: memory is above the capacity (8.58993e+09)");
 	expect_error(f,
 		     RES "[tenant.a]\ncgroup = a\nmin = cpu 50%\n"
 			 "[tenant.b]\ncgroup = b\nmin = cpu 60%\n",

@@ -59,7 +59,7 @@ demand = cpu 2, memory 2G
 [tenant.c]
 cgroup = c.slice
 weight = 2
-demand = cpu 1, memory 512M
+demand = cpu 1, memory 400M
 CONF
 }
 

@@ -19,7 +19,8 @@
 # Orders (usage is 0 cpu and 100 MiB each in the fake tree): by cpu use,
 # ties by cpu allocation (a 1.5, b 1.5, c 1.0) -> a b c; by gap (a 0.25,
 # b 0.25, c 0.5) -> c a b; by memory use (ties) then memory allocation
-# (a 477M, b 1.4G, c 488M) -> b c a.
+# (a 0.5 x 1G = 512M, b 0.75 x 2G = 1.5G, c 1 x 400M; sizes are binary,
+# as systemd reads them) -> b a c.
 #
 # Usage: test_fairctl_top.sh FAIRSHARED FAIRCTL SRCDIR
 set -eu
@@ -90,7 +91,7 @@ tm send-keys -t top g
 wait_for "sort: gap (reversed)"
 tm send-keys -t top m
 wait_for "sort: memory"
-wait_order bca
+wait_order bac
 tm send-keys -t top c
 wait_order abc
 

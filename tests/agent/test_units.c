@@ -18,22 +18,25 @@ static void test_size(void **state)
 	assert_int_equal(v, 0);
 	assert_int_equal(fs_parse_size("4096", &v), 0);
 	assert_int_equal(v, 4096);
+	/* K, M, G, T are binary for sizes, as systemd's MemoryMax= reads them */
 	assert_int_equal(fs_parse_size("4K", &v), 0);
-	assert_int_equal(v, 4000);
+	assert_int_equal(v, 4096);
 	assert_int_equal(fs_parse_size("4Ki", &v), 0);
 	assert_int_equal(v, 4096);
 	assert_int_equal(fs_parse_size("4KiB", &v), 0);
 	assert_int_equal(v, 4096);
 	assert_int_equal(fs_parse_size("2G", &v), 0);
-	assert_int_equal(v, 2000000000ull);
+	assert_int_equal(v, 2ull << 30);
 	assert_int_equal(fs_parse_size("2GB", &v), 0);
-	assert_int_equal(v, 2000000000ull);
+	assert_int_equal(v, 2ull << 30);
+	assert_int_equal(fs_parse_size("8000000000", &v), 0); /* decimal: the bytes */
+	assert_int_equal(v, 8000000000ull);
 	assert_int_equal(fs_parse_size("2Gi", &v), 0);
 	assert_int_equal(v, 2ull << 30);
 	assert_int_equal(fs_parse_size("1.5Mi", &v), 0);
 	assert_int_equal(v, 1572864);
 	assert_int_equal(fs_parse_size("3T", &v), 0);
-	assert_int_equal(v, 3000000000000ull);
+	assert_int_equal(v, 3ull << 40);
 	assert_int_equal(fs_parse_size("1Ti", &v), 0);
 	assert_int_equal(v, 1ull << 40);
 	assert_int_equal(fs_parse_size("16 Gi", &v), 0);

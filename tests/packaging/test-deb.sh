@@ -134,7 +134,7 @@ else
 	exit 1
 fi
 
-for f in /usr/sbin/fairshared /usr/sbin/fairctl; do
+for f in /usr/sbin/fairshared /usr/bin/fairctl; do
 	check "$f is installed and executable" test -x "$f"
 done
 # Minimal images (debian:12-slim) tell dpkg not to unpack man pages and docs
@@ -158,7 +158,7 @@ installed_ok() {
 }
 for f in /lib/systemd/system/fairshared.service /usr/lib/tmpfiles.d/fairshare.conf \
 	/usr/lib/sysusers.d/fairshare.conf /usr/share/man/man8/fairshared.8.gz \
-	/usr/share/man/man8/fairctl.8.gz /usr/share/man/man5/fairshare.conf.5.gz \
+	/usr/share/man/man1/fairctl.1.gz /usr/share/man/man5/fairshare.conf.5.gz \
 	/usr/share/doc/fairshare/examples/build-farm.ini; do
 	check "$f is installed" installed_ok "$f"
 done
@@ -181,10 +181,10 @@ usage_ok() { # command...: exit 0 and a Usage: line on stdout
 	grep -q '^Usage: ' <<<"$o"
 }
 check "fairshared --help" usage_ok /usr/sbin/fairshared --help
-check "fairctl --help" usage_ok /usr/sbin/fairctl --help
+check "fairctl --help" usage_ok /usr/bin/fairctl --help
 check "fairshared --version is the package's ($pkg_ver)" \
 	test "$(/usr/sbin/fairshared --version)" = "fairshared $pkg_ver"
-solve_ok() { /usr/sbin/fairctl solve "$1" >"$tmp/solve.out" 2>&1 && grep -q ci.slice "$tmp/solve.out"; }
+solve_ok() { /usr/bin/fairctl solve "$1" >"$tmp/solve.out" 2>&1 && grep -q ci.slice "$tmp/solve.out"; }
 check "fairctl solve the packaged example scenario" \
 	solve_ok "$tmp/deb/usr/share/doc/fairshare/examples/build-farm.ini"
 
@@ -264,7 +264,7 @@ groff_ok() { # every groff warning
 	[ -z "$o" ] || { printf '%s\n' "$o" | sed 's/^/    /'; return 1; }
 }
 for page in "$tmp"/deb/usr/share/man/man8/fairshared.8.gz \
-	"$tmp"/deb/usr/share/man/man8/fairctl.8.gz "$tmp"/deb/usr/share/man/man5/fairshare.conf.5.gz; do
+	"$tmp"/deb/usr/share/man/man1/fairctl.1.gz "$tmp"/deb/usr/share/man/man5/fairshare.conf.5.gz; do
 	name=$(basename "$page" .gz)
 	check "man --warnings -l $name: no warnings" man_ok "$page"
 	check "groff -ww -man $name: no warnings" groff_ok "$page"
