@@ -286,6 +286,26 @@ static void set_memory(const struct plan_config *cfg, const struct plan_tenant_i
 	t->mem_max = page_up(target);
 }
 
+/* limit[] as the files say it, after the dead band, the floors, the
+ * lifts of weights mode and "max" at capacity: status, explain and the
+ * log show what the kernel enforces, not an intermediate (issue 20: "limit
+ * cpu 2.00 cores" next to cpu.max "max 100000"). */
+static void limits_as_written(const struct plan_config *cfg, struct plan_tenant *t)
+{
+	for (size_t r = 0; r < cfg->res.n; r++) {
+		enum fs_res_kind k = cfg->res.kind[r];
+
+		if (k == FS_RES_CPU)
+			t->limit[r] = t->cpu_quota_usec == FS_VALUE_MAX
+					  ? INFINITY
+					  : (double)t->cpu_quota_usec / (double)t->cpu_period_usec;
+		else if (k == FS_RES_MEMORY)
+			t->limit[r] = t->mem_high == FS_VALUE_MAX ? INFINITY : (double)t->mem_high;
+		else if (fs_res_is_io(k))
+			t->limit[r] = t->io[r] == FS_VALUE_MAX ? INFINITY : (double)t->io[r];
+	}
+}
+
 /* A bottleneck for the mode and the minimal-gap rule (plan.h "Modes"). */
 static bool is_bottleneck(const struct plan *pl, size_t r)
 {
@@ -507,6 +527,7 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 
 		set_cpu_io(cfg, &in[i], out->mode, prev && prev->mode == out->mode ? pt : NULL, t);
 		set_memory(cfg, &in[i], pt, t);
+		limits_as_written(cfg, t);
 		t->write = in[i].present && out->mode != PLAN_MODE_OFF;
 	}
 	ret = set_weights(cfg, n, in, &pp, out, err);

@@ -186,7 +186,8 @@ struct plan_tenant {
 	double share;		  /* the rule's share (see fs_tenant_result) */
 	int bottleneck;		  /* resource index or FS_NO_RESOURCE */
 	double alloc[FS_MAX_RES]; /* x * demand */
-	double limit[FS_MAX_RES]; /* after work conservation, caps; INFINITY = max */
+	double limit[FS_MAX_RES]; /* as written: cpu.max quota / period, memory.high,
+				     io.max; INFINITY = max (net: the rules' limit) */
 	double gap;		  /* minimal gap (0 when no bottleneck) */
 	int gap_resource;	  /* where it occurs, or FS_NO_RESOURCE */
 	bool promoted;

@@ -27,7 +27,7 @@ const char *fsd_tenant_mode(const struct fsd_published *p, size_t i)
 	case PLAN_MODE_LIMITS:
 		return "limits";
 	case PLAN_MODE_WEIGHTS:
-		return "priority";
+		return "weights";
 	default:
 		return "off";
 	}

@@ -59,7 +59,8 @@ double fsd_entitlement(const struct fsd_published *p, size_t i);
 /* Resource r is one of tenant i's bottlenecks. */
 bool fsd_is_bottleneck(const struct fsd_published *p, size_t i, size_t r);
 
-/* Tenant i's mode: "absent", "released", "limits", "priority" or "off". */
+/* Tenant i's mode: "absent", "released", "limits", "weights" or "off" (the
+ * header's words). */
 const char *fsd_tenant_mode(const struct fsd_published *p, size_t i);
 
 #endif /* FAIRSHARE_AGENT_PUBLISHED_H */

@@ -521,8 +521,9 @@ static void test_deadband_and_io_floor(void **unused)
 	in[1].weight = 0.001;
 	compute(&cfg, 2, in, NULL, &cur);
 	assert_true(cur.t[1].x < 1);
-	assert_true(cur.t[1].limit[WR] < cfg.io_min_bps);
+	assert_true(cur.t[1].alloc[WR] < cfg.io_min_bps);
 	assert_int_equal(cur.t[1].io[WR], cfg.io_min_bps);
+	assert_float_equal(cur.t[1].limit[WR], cfg.io_min_bps, 0); /* as written */
 	assert_int_equal(cfg.io_min_bps, 1 << 20);
 	assert_true(plan_fmt_io_max(&cfg, &cur.t[1], 0, buf, sizeof(buf)));
 	assert_string_equal(buf, "254:0 rbps=max wbps=1048576");
