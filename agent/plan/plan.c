@@ -257,6 +257,8 @@ static void memory_state(const struct plan_config *cfg, const struct plan_host *
 	if (host && host->mem_available - (double)cfg->mem_margin < head)
 		head = host->mem_available - (double)cfg->mem_margin;
 	pl->mem_headroom = head;
+	/* The kernel itself is about to run out: MemAvailable < 2 x margin */
+	pl->mem_critical = host && host->mem_available < 2.0 * (double)cfg->mem_margin;
 	psi_short = host && host->mem_psi_full >= cfg->mem_psi_full;
 	psi_calm = !host || !(host->mem_psi_full >= cfg->mem_psi_full / 2);
 	exit_short = 2 * cfg->mem_short * cap;
@@ -367,6 +369,15 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 	if (high != FS_VALUE_MAX && floor < high)
 		floor = high;
 	mx = floor;
+	if (prev_max != FS_VALUE_MAX && prev_max < floor && pl->mem_critical) {
+		/* It grew into its margin and the host has nothing left: no more
+		 * (an OOM kill in its own cgroup rather than the host's OOM
+		 * killer picking whoever is largest, maybe a tenant within its
+		 * share). The writer keeps a value already in force. */
+		t->mem_max = prev_max;
+		t->mem_max_why = "host critical: last resort not raised";
+		return;
+	}
 	if (prev_max != FS_VALUE_MAX && prev_max > floor) {
 		/* lowering memory.max quickly risks an OOM kill: at most a step */
 		uint64_t step = page_up(to_u64((double)prev_max * (1.0 - cfg->mem_step_down)));

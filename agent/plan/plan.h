@@ -95,7 +95,11 @@
  *  - memory.max, the last resort: while the host is short and a tenant
  *    stayed above the memory.high in force, usage + mem_margin (page up),
  *    never lower; kept while short (lowered by at most mem_step_down per
- *    period, never below usage + margin or memory.high); "max" otherwise.
+ *    period, never below usage + margin or memory.high; following usage up
+ *    unless the host is critical, MemAvailable < 2 x mem_margin: then a
+ *    tenant that grew into its margin gets no more, and reaching memory.max
+ *    OOM-kills inside it instead of the host's OOM killer choosing whoever
+ *    is largest); "max" otherwise.
  *  - t->mem_why and t->mem_max_why say why memory.high and memory.max are
  *    what they are (in the summary logged every period at debug level).
  *
@@ -240,6 +244,7 @@ struct plan {
 	/* memory (plan.h "Memory"); bytes */
 	double mem_headroom; /* what can still be handed out; INFINITY = no memory */
 	bool mem_busy, mem_short;
+	bool mem_critical; /* MemAvailable < 2 x mem_margin */
 };
 
 /*

@@ -425,6 +425,15 @@ static void test_memory_short_steps_down(void **unused)
 	in[1].usage[MEM] = 5.2 * GiB;
 	step(&cfg, NULL, 2, in, &pl);
 	assert_int_equal(pl.t[1].mem_max, ((uint64_t)(5.2 * GiB) + margin + 4095) / 4096 * 4096);
+	/* the host is critical (MemAvailable < 2 x margin): not raised again */
+	plan_host_unknown(&h);
+	h.mem_available = 100 * MiB;
+	in[1].usage[MEM] = 5.25 * GiB;
+	step(&cfg, &h, 2, in, &pl);
+	assert_true(pl.mem_critical);
+	assert_int_equal(pl.t[1].mem_max, ((uint64_t)(5.2 * GiB) + margin + 4095) / 4096 * 4096);
+	assert_string_equal(pl.t[1].mem_max_why, "host critical: last resort not raised");
+	in[1].usage[MEM] = 5.2 * GiB;
 	/* a killed worker frees memory: memory.max falls at most 25 % a period */
 	in[1].usage[MEM] = 4.9 * GiB;
 	in[0].usage[MEM] = 2.9 * GiB;
