@@ -63,14 +63,16 @@ vmstat_oom_kill() {
 oom_kills() { cg_stat "$T/$1" memory.events oom_kill || echo 0; }
 
 start_steady() {
-	cg_spawn $T/steady stress-ng --vm 1 --vm-bytes ${STEADY_MIB}M --vm-keep --vm-hang 0 \
+	cg_spawn $T/steady stress-ng --vm 1 --vm-bytes ${STEADY_MIB}M --vm-keep --vm-populate --vm-hang 0 \
 		--timeout 600s --quiet
 }
 
 # start_hog_workers N: N more stress-ng --vm workers of HOG_WORKER_MIB each,
-# re-dirtying their memory (they keep faulting pages until they have it all).
+# each faulting its whole mapping in at once (MAP_POPULATE: a hog that grows
+# faster than a period; stress-ng's own first pass takes minutes under TCG),
+# then re-dirtying it.
 start_hog_workers() {
-	cg_spawn $T/hog stress-ng --vm "$1" --vm-bytes ${HOG_WORKER_MIB}M --vm-keep \
+	cg_spawn $T/hog stress-ng --vm "$1" --vm-bytes ${HOG_WORKER_MIB}M --vm-keep --vm-populate \
 		--timeout 600s --quiet
 }
 
