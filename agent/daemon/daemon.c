@@ -225,7 +225,8 @@ static int writer_open(const struct fs_conf *c, const struct plan_config *pc,
 	    .n_tenants = c->n_tenants,
 	    .cgroups = cgroups,
 	    .log = fsd_log_cb,
-	    .mem_margin = pc->mem_margin,
+	    /* the planner's least margin: it keeps more while the host has it */
+	    .mem_margin = pc->mem_margin_min,
 	};
 	r = fs_writer_open(out, &wo);
 	free(cgroups);

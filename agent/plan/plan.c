@@ -29,6 +29,7 @@ void plan_config_default(struct plan_config *cfg)
 	cfg->cpu_period_usec = 100000;
 	cfg->cpu_quota_min_usec = 1000;
 	cfg->mem_margin = 64ull << 20;
+	cfg->mem_margin_min = 4ull << 20;
 	cfg->mem_step_down = 0.25;
 	cfg->saturated = 0.99;
 	cfg->base_weight = 100;
@@ -246,6 +247,7 @@ static void memory_state(const struct plan_config *cfg, const struct plan_host *
 	bool psi_short, psi_calm;
 
 	pl->mem_headroom = INFINITY;
+	pl->mem_lr_margin = (double)cfg->mem_margin;
 	if (r < 0)
 		return;
 	cap = cfg->res.capacity[r];
@@ -259,6 +261,10 @@ static void memory_state(const struct plan_config *cfg, const struct plan_host *
 	pl->mem_headroom = head;
 	/* The kernel itself is about to run out: MemAvailable < 2 x margin */
 	pl->mem_critical = host && host->mem_available < 2.0 * (double)cfg->mem_margin;
+	/* The last resort's margin: what the host can still give, halved */
+	if (host && (host->mem_available - (double)cfg->mem_margin) / 2 < pl->mem_lr_margin)
+		pl->mem_lr_margin = fmax((double)cfg->mem_margin_min,
+					 (host->mem_available - (double)cfg->mem_margin) / 2);
 	psi_short = host && host->mem_psi_full >= cfg->mem_psi_full;
 	psi_calm = !host || !(host->mem_psi_full >= cfg->mem_psi_full / 2);
 	exit_short = 2 * cfg->mem_short * cap;
@@ -299,7 +305,7 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 		       struct plan_tenant *t)
 {
 	int r = fs_resources_find(&cfg->res, FS_RES_MEMORY);
-	uint64_t margin = cfg->mem_margin, share, high, mx, floor;
+	uint64_t margin = to_u64(pl->mem_lr_margin), share, high, mx, floor;
 	double cap, usage, lim, guard, w;
 	const uint64_t prev_high = prev ? prev->mem_high : FS_VALUE_MAX;
 	const uint64_t prev_max = prev ? prev->mem_max : FS_VALUE_MAX;

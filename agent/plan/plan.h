@@ -93,9 +93,12 @@
  *    at or above C; a change within `deadband` of the previous value keeps
  *    it (stable outputs). t->limit of memory is memory.high.
  *  - memory.max, the last resort: while the host is short and a tenant
- *    stayed above the memory.high in force, usage + mem_margin (page up),
- *    never lower; kept while short (lowered by at most mem_step_down per
- *    period, never below usage + margin or memory.high; following usage up
+ *    stayed above the memory.high in force, usage + margin (page up),
+ *    never lower; margin = mem_margin, or half of what the host still has
+ *    beyond mem_margin when that is less (at least mem_margin_min): the
+ *    kernel lets a fast allocator run some 30 % past memory.high, and a
+ *    margin the host does not have would be taken from everyone else; kept while short (lowered by
+ * at most mem_step_down per period, never below usage + margin or memory.high; following usage up
  *    unless the host is critical, MemAvailable < 2 x mem_margin: then a
  *    tenant that grew into its margin gets no more, and reaching memory.max
  *    OOM-kills inside it instead of the host's OOM killer choosing whoever
@@ -157,6 +160,8 @@ struct plan_config {
 	uint64_t cpu_quota_min_usec; /* cpu.max quota floor */
 	uint64_t mem_margin;	     /* bytes of headroom of memory.max, and kept of
 					MemAvailable */
+	uint64_t mem_margin_min;     /* bytes: the least headroom of memory.max, when
+					the host has less than mem_margin to give */
 	double mem_step_down;	     /* (0, 1]: max fraction memory.max drops per period */
 	double mem_busy;	     /* (0, 1): working sets / C that make memory busy */
 	double mem_short;	     /* (0, 1): headroom / C at or below which it is short */
@@ -174,7 +179,7 @@ struct plan_config {
 	bool io_weight_works[FS_MAX_DISKS]; /* per disk index: io.weight is honoured */
 };
 
-/* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB, step 25 %,
+/* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB (at least 4 MiB), step 25 %,
  * saturated 0.99, base weight 100, gain 9, io floors 1 MiB/s and 10 ops/s,
  * busy 0.85, mode_hold 5, deadband 0.03; memory: busy 0.5, short 0.05,
  * PSI full 10 %, grow 0.5, high step 0.1. res is emptied, rule psdsf,
@@ -244,7 +249,8 @@ struct plan {
 	/* memory (plan.h "Memory"); bytes */
 	double mem_headroom; /* what can still be handed out; INFINITY = no memory */
 	bool mem_busy, mem_short;
-	bool mem_critical; /* MemAvailable < 2 x mem_margin */
+	bool mem_critical;    /* MemAvailable < 2 x mem_margin */
+	double mem_lr_margin; /* the last resort's margin this period, bytes */
 };
 
 /*

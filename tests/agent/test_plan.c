@@ -448,6 +448,23 @@ static void test_memory_short_steps_down(void **unused)
 	assert_string_equal(pl.t[1].mem_max_why, "not short");
 	plan_free(&pl);
 
+	/* The host has little left: the last resort's margin is half of what it
+	 * has beyond mem_margin (80 - 64 MiB: 8 MiB), not mem_margin. */
+	tenant(&in[0], "steady", 0.5, 2.9 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
+	plan_host_unknown(&h);
+	h.mem_available = 80 * MiB;
+	compute_host(&cfg, &h, 2, in, NULL, &pl);
+	step(&cfg, &h, 2, in, &pl);
+	assert_near(pl.mem_lr_margin, 8 * MiB);
+	assert_int_equal(pl.t[1].mem_max, (5ull << 30) + (8ull << 20));
+	h.mem_available = 10 * MiB; /* at least mem_margin_min; not raised: critical */
+	in[1].usage[MEM] = 5.01 * GiB;
+	step(&cfg, &h, 2, in, &pl);
+	assert_near(pl.mem_lr_margin, 4 * MiB);
+	assert_int_equal(pl.t[1].mem_max, (5ull << 30) + (8ull << 20));
+	plan_free(&pl);
+
 	/* Host memory PSI full alone makes it short; leaving takes it below half. */
 	tenant(&in[0], "steady", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
 	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
