@@ -39,7 +39,8 @@ void plan_config_default(struct plan_config *cfg)
 	cfg->busy = 0.85;
 	cfg->mode_hold = 5;
 	cfg->deadband = 0.03;
-	cfg->mem_busy = 0.5;
+	cfg->mem_busy = 0.3;
+	cfg->mem_short_hold = 5;
 	cfg->mem_short = 0.05;
 	cfg->mem_psi_full = 10.0;
 	cfg->mem_grow = 0.5;
@@ -247,7 +248,7 @@ static void memory_state(const struct plan_config *cfg, const struct plan_host *
 	bool psi_short, psi_calm;
 
 	pl->mem_headroom = INFINITY;
-	pl->mem_lr_margin = (double)cfg->mem_margin;
+	pl->mem_max_margin = (double)cfg->mem_margin;
 	if (r < 0)
 		return;
 	cap = cfg->res.capacity[r];
@@ -261,15 +262,22 @@ static void memory_state(const struct plan_config *cfg, const struct plan_host *
 	pl->mem_headroom = head;
 	/* The kernel itself is about to run out: MemAvailable < 2 x margin */
 	pl->mem_critical = host && host->mem_available < 2.0 * (double)cfg->mem_margin;
-	/* The last resort's margin: what the host can still give, halved */
-	if (host && (host->mem_available - (double)cfg->mem_margin) / 2 < pl->mem_lr_margin)
-		pl->mem_lr_margin = fmax((double)cfg->mem_margin_min,
-					 (host->mem_available - (double)cfg->mem_margin) / 2);
+	/* memory.max's margin: at most what the host can still give, halved */
+	if (host && (host->mem_available - (double)cfg->mem_margin) / 2 < pl->mem_max_margin)
+		pl->mem_max_margin = fmax((double)cfg->mem_margin_min,
+					  (host->mem_available - (double)cfg->mem_margin) / 2);
 	psi_short = host && host->mem_psi_full >= cfg->mem_psi_full;
 	psi_calm = !host || !(host->mem_psi_full >= cfg->mem_psi_full / 2);
 	exit_short = 2 * cfg->mem_short * cap;
-	pl->mem_short = head <= cfg->mem_short * cap || psi_short ||
-			(was_short && (head <= exit_short || !psi_calm));
+	/* Leaving short takes mem_short_hold calm periods in a row: a killed
+	 * worker frees its memory at once and its restart takes it back. */
+	pl->mem_short = head <= cfg->mem_short * cap || psi_short;
+	if (!pl->mem_short && was_short) {
+		pl->mem_calm = head > exit_short && psi_calm ? prev->mem_calm + 1 : 0;
+		pl->mem_short = pl->mem_calm < cfg->mem_short_hold;
+		if (!pl->mem_short)
+			pl->mem_calm = 0;
+	}
 	/* busy: used >= mem_busy C, i.e. head <= (1 - mem_busy) C; leaving it
 	 * takes use below 0.9 of that */
 	exit_busy = cap - 0.9 * cfg->mem_busy * cap;
@@ -305,7 +313,7 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 		       struct plan_tenant *t)
 {
 	int r = fs_resources_find(&cfg->res, FS_RES_MEMORY);
-	uint64_t margin = to_u64(pl->mem_lr_margin), share, high, mx, floor;
+	uint64_t margin = to_u64(pl->mem_max_margin), share, high, mx, floor;
 	double cap, usage, lim, guard, w;
 	const uint64_t prev_high = prev ? prev->mem_high : FS_VALUE_MAX;
 	const uint64_t prev_max = prev ? prev->mem_max : FS_VALUE_MAX;
@@ -323,7 +331,9 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 
 	/* memory.high */
 	lim = t->limit[r]; /* the allocation's limit with the configured caps */
-	t->mem_why = isfinite(lim) ? "fair allocation" : "not busy";
+	t->mem_why = !isfinite(lim)			    ? "not busy"
+		     : in->max[r] >= 0 && lim >= in->max[r] ? "configured max"
+							    : "fair allocation";
 	if (pl->mem_busy) {
 		w = in->weight > 0 ? in->weight : 0;
 		if (usage < (double)share)
@@ -366,34 +376,38 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 	t->mem_high = high;
 	t->limit[r] = high == FS_VALUE_MAX ? INFINITY : (double)high;
 
-	/* memory.max: the last resort while short, never below usage + margin */
-	t->mem_max_why = pl->mem_short ? "short, not above memory.high" : "not short";
-	if (!pl->mem_short ||
-	    (prev_max == FS_VALUE_MAX && !(prev_high != FS_VALUE_MAX && usage > (double)prev_high)))
+	/* memory.max: the backstop above memory.high while memory is busy;
+	 * never below usage + margin */
+	if (!pl->mem_busy || high == FS_VALUE_MAX) {
+		t->mem_max_why = pl->mem_busy ? "memory.high is max" : "not busy";
 		return;
+	}
 	floor = page_up(to_u64(usage) + margin);
-	if (high != FS_VALUE_MAX && floor < high)
-		floor = high;
-	mx = floor;
-	if (prev_max != FS_VALUE_MAX && prev_max < floor && pl->mem_critical) {
+	mx = page_up(high + margin);
+	t->mem_max_why = "busy: backstop at memory.high + margin";
+	if (mx < floor) {
+		mx = floor;
+		t->mem_max_why = "above memory.high: usage + margin";
+	}
+	if (prev_max != FS_VALUE_MAX && prev_max < mx && pl->mem_critical) {
 		/* It grew into its margin and the host has nothing left: no more
 		 * (an OOM kill in its own cgroup rather than the host's OOM
 		 * killer picking whoever is largest, maybe a tenant within its
 		 * share). The writer keeps a value already in force. */
 		t->mem_max = prev_max;
-		t->mem_max_why = "host critical: last resort not raised";
+		t->mem_max_why = "host critical: not raised";
 		return;
 	}
-	if (prev_max != FS_VALUE_MAX && prev_max > floor) {
+	if (prev_max != FS_VALUE_MAX && prev_max > mx) {
 		/* lowering memory.max quickly risks an OOM kill: at most a step */
 		uint64_t step = page_up(to_u64((double)prev_max * (1.0 - cfg->mem_step_down)));
 
-		mx = step > floor ? step : floor;
-		mx = mem_sticky(cfg, mx, prev_max);
+		if (step > mx) {
+			mx = step;
+			t->mem_max_why = "stepping down";
+		}
 	}
-	t->mem_max = mx;
-	t->mem_max_why = prev_max == FS_VALUE_MAX ? "short, stayed above memory.high: last resort"
-						  : "short: last resort kept";
+	t->mem_max = mem_sticky(cfg, mx, prev_max);
 }
 
 /* A bottleneck for the mode and the minimal-gap rule (plan.h "Modes"). */

@@ -73,8 +73,12 @@
  *    handed out.
  *  - busy: the working sets reach mem_busy of C, or headroom is below
  *    (1 - mem_busy) of C; left at 0.9 x those thresholds (hysteresis).
- *    short: headroom <= mem_short x C, or host PSI memory full avg10 >=
- *    mem_psi_full; left once headroom > 2 mem_short x C and PSI < half.
+ *    A burst bigger than the rest of C within one period is the one race
+ *    left, hence the low default (0.3): being busy costs a tenant nothing
+ *    below its share. short: headroom <= mem_short x C, or host PSI memory
+ *    full avg10 >= mem_psi_full; left after mem_short_hold periods in a row
+ *    with headroom > 2 mem_short x C and PSI < half of it (a killed hog
+ *    worker frees its memory at once, its restart takes it back).
  *  - memory.high, never below share (a tenant within its entitlement is
  *    never throttled by us):
  *      not busy: the allocation's limit (alloc + leftover when memory is
@@ -92,17 +96,20 @@
  *    then the configured max caps and min raises it; page aligned; "max"
  *    at or above C; a change within `deadband` of the previous value keeps
  *    it (stable outputs). t->limit of memory is memory.high.
- *  - memory.max, the last resort: while the host is short and a tenant
- *    stayed above the memory.high in force, usage + margin (page up),
- *    never lower; margin = mem_margin, or half of what the host still has
- *    beyond mem_margin when that is less (at least mem_margin_min): the
- *    kernel lets a fast allocator run some 30 % past memory.high, and a
- *    margin the host does not have would be taken from everyone else; kept while short (lowered by
- * at most mem_step_down per period, never below usage + margin or memory.high; following usage up
- *    unless the host is critical, MemAvailable < 2 x mem_margin: then a
- *    tenant that grew into its margin gets no more, and reaching memory.max
- *    OOM-kills inside it instead of the host's OOM killer choosing whoever
- *    is largest); "max" otherwise.
+ *  - memory.max, the last resort, while memory is busy and memory.high is
+ *    set: memory.high + margin, or usage + margin for a tenant above its
+ *    memory.high, never lower (page up); lowered by at most mem_step_down
+ *    per period; "max" otherwise. It bites only when a tenant outruns
+ *    memory.high: the kernel lets an allocation burst in the kernel
+ *    (MAP_POPULATE, measured on 6.1) run some 30 % past memory.high before
+ *    its throttling holds, enough to run a host out of memory. margin =
+ *    mem_margin, or half of what the host still has beyond mem_margin when
+ *    that is less (at least mem_margin_min): a margin the host does not
+ *    have would be taken from everyone else. While the host is critical
+ *    (MemAvailable < 2 x mem_margin) it is not raised: a tenant that grew
+ *    into its margin is OOM-killed in its own cgroup, not whoever the
+ *    host's OOM killer picks (the largest process, maybe a tenant within
+ *    its share).
  *  - t->mem_why and t->mem_max_why say why memory.high and memory.max are
  *    what they are (in the summary logged every period at debug level).
  *
@@ -168,6 +175,7 @@ struct plan_config {
 	double mem_psi_full;	     /* host memory PSI full avg10 (%) that is short */
 	double mem_grow;	     /* (0, 1]: part of the headroom lent per period */
 	double mem_high_step;	     /* (0, 1]: fraction memory.high steps down per period */
+	unsigned mem_short_hold;     /* calm periods before leaving short */
 	double saturated;	     /* (0, 1]: bottleneck threshold on sum alloc / capacity */
 	unsigned base_weight;	     /* cpu.weight / io.weight of a weight-1 tenant */
 	double gap_gain;	     /* >= 0: weight boost per unit of minimal gap */
@@ -181,8 +189,8 @@ struct plan_config {
 
 /* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB (at least 4 MiB), step 25 %,
  * saturated 0.99, base weight 100, gain 9, io floors 1 MiB/s and 10 ops/s,
- * busy 0.85, mode_hold 5, deadband 0.03; memory: busy 0.5, short 0.05,
- * PSI full 10 %, grow 0.5, high step 0.1. res is emptied, rule psdsf,
+ * busy 0.85, mode_hold 5, deadband 0.03; memory: busy 0.3, short 0.05,
+ * PSI full 10 %, grow 0.5, high step 0.1, short hold 5. res is emptied, rule psdsf,
  * enforce auto. */
 void plan_config_default(struct plan_config *cfg);
 
@@ -249,8 +257,9 @@ struct plan {
 	/* memory (plan.h "Memory"); bytes */
 	double mem_headroom; /* what can still be handed out; INFINITY = no memory */
 	bool mem_busy, mem_short;
-	bool mem_critical;    /* MemAvailable < 2 x mem_margin */
-	double mem_lr_margin; /* the last resort's margin this period, bytes */
+	bool mem_critical;     /* MemAvailable < 2 x mem_margin */
+	double mem_max_margin; /* memory.max's margin this period, bytes */
+	unsigned mem_calm;     /* calm periods in a row while short */
 };
 
 /*

@@ -241,6 +241,8 @@ static void step(const struct plan_config *cfg, const struct plan_host *h, size_
 	*pl = next;
 }
 
+#define PAGEUP(v) (((uint64_t)(v) + 4095) / 4096 * 4096)
+
 /* memory.low = the weight share of the capacity, page aligned, capped by a
  * configured max, written from the start; with memory not busy nothing is
  * throttled: memory.high and memory.max are "max". */
@@ -253,9 +255,9 @@ static void test_memory_low_is_share(void **unused)
 
 	(void)unused;
 	host(&cfg);
-	tenant(&in[0], "a", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
-	tenant(&in[1], "b", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
-	tenant(&in[2], "c", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[0], "a", 0.5, 0.5 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 0.5, 0.5 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[2], "c", 0.5, 0.5 * GiB, 1 * MiB, 1 * MiB);
 	in[0].weight = 2;
 	in[2].max[MEM] = 1 * GiB + 100;
 	compute(&cfg, 3, in, NULL, &pl);
@@ -264,16 +266,18 @@ static void test_memory_low_is_share(void **unused)
 	assert_int_equal(pl.t[0].mem_low, (uint64_t)(8 * GiB / 2) / 4096 * 4096);
 	assert_int_equal(pl.t[1].mem_low, (uint64_t)(8 * GiB / 4) / 4096 * 4096);
 	assert_int_equal(pl.t[2].mem_low, 1ull << 30); /* capped, page aligned */
+	for (size_t i = 0; i < 3; i++)
+		assert_true(pl.t[i].mem_max == FS_VALUE_MAX);
 	for (size_t i = 0; i < 2; i++) {
 		assert_true(pl.t[i].mem_high == FS_VALUE_MAX);
-		assert_true(pl.t[i].mem_max == FS_VALUE_MAX);
 		assert_string_equal(pl.t[i].mem_why, "not busy");
 	}
 	/* c's configured max is its memory.high */
 	assert_int_equal(pl.t[2].mem_high, 1ull << 30);
+	assert_string_equal(pl.t[2].mem_why, "configured max");
 	plan_fmt_summary(&cfg, &pl, 1, line, sizeof(line));
 	assert_non_null(strstr(line, " memory.low=2147483648 mem.why=\"not busy\" "
-				     "mem.max.why=\"not short\""));
+				     "mem.max.why=\"not busy\""));
 	plan_free(&pl);
 
 	/* Without a memory resource nothing of memory is set. */
@@ -292,13 +296,14 @@ static void test_memory_low_is_share(void **unused)
  * weight among the tenants above their share (and itself); one within its
  * share keeps at least its share. The headroom is the smaller of the
  * capacity left by the working sets (cache does not count) and
- * MemAvailable - margin. */
+ * MemAvailable - margin. memory.max backs memory.high up by the margin. */
 static void test_memory_growth_guard(void **unused)
 {
 	struct plan_config cfg;
 	struct plan_tenant_in in[2];
 	struct plan_host h;
 	struct plan pl;
+	const uint64_t margin = 64ull << 20;
 
 	(void)unused;
 	host(&cfg);
@@ -313,16 +318,17 @@ static void test_memory_growth_guard(void **unused)
 	assert_int_equal(pl.t[1].mem_high, (uint64_t)(5 * GiB + 0.5 * 2.5 * GiB));
 	assert_string_equal(pl.t[1].mem_why, "busy: growth guard");
 	assert_near(pl.t[1].limit[MEM], (double)pl.t[1].mem_high);
+	assert_int_equal(pl.t[1].mem_max, pl.t[1].mem_high + margin);
+	assert_string_equal(pl.t[1].mem_max_why, "busy: backstop at memory.high + margin");
 	/* steady: 1 + 0.5 x 2.5 / 2 GiB < its 4 GiB share: its share */
 	assert_int_equal(pl.t[0].mem_high, 4ull << 30);
 	assert_string_equal(pl.t[0].mem_why, "busy: its share");
-	for (size_t i = 0; i < 2; i++)
-		assert_true(pl.t[i].mem_max == FS_VALUE_MAX);
+	assert_int_equal(pl.t[0].mem_max, (4ull << 30) + margin);
 	plan_free(&pl);
 
 	/* The host has less than the config says: MemAvailable - margin. */
 	plan_host_unknown(&h);
-	h.mem_available = 1 * GiB + (double)cfg.mem_margin;
+	h.mem_available = 1 * GiB + (double)margin;
 	compute_host(&cfg, &h, 2, in, NULL, &pl);
 	assert_near(pl.mem_headroom, 1 * GiB);
 	assert_int_equal(pl.t[1].mem_high, (uint64_t)(5.5 * GiB));
@@ -343,31 +349,32 @@ static void test_memory_growth_guard(void **unused)
 	plan_free(&pl);
 	in[0].weight = 1;
 
-	/* Below mem_busy (4 of 8 GiB): lifted; leaving busy takes 0.9 x that. */
+	/* Below mem_busy (0.3 x 8 GiB): lifted; leaving busy takes 0.9 x that. */
 	tenant(&in[0], "steady", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
-	tenant(&in[1], "hog", 0.5, 2.5 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
 	compute(&cfg, 2, in, NULL, &pl);
 	assert_false(pl.mem_busy);
-	assert_true(pl.t[1].mem_high == FS_VALUE_MAX);
-	in[1].usage[MEM] = 3.2 * GiB; /* 4.2 GiB */
+	assert_true(pl.t[1].mem_high == FS_VALUE_MAX && pl.t[1].mem_max == FS_VALUE_MAX);
+	in[1].usage[MEM] = 1.5 * GiB; /* 2.5 GiB */
 	step(&cfg, NULL, 2, in, &pl);
 	assert_true(pl.mem_busy);
-	assert_true(pl.t[1].mem_high != FS_VALUE_MAX);
-	in[1].usage[MEM] = 2.7 * GiB; /* 3.7 GiB, above 3.6: stays busy */
+	assert_true(pl.t[1].mem_high != FS_VALUE_MAX && pl.t[1].mem_max != FS_VALUE_MAX);
+	in[1].usage[MEM] = 1.2 * GiB; /* 2.2 GiB, above 2.16: stays busy */
 	step(&cfg, NULL, 2, in, &pl);
 	assert_true(pl.mem_busy);
-	in[1].usage[MEM] = 2.5 * GiB; /* 3.5 GiB */
+	in[1].usage[MEM] = 1.1 * GiB; /* 2.1 GiB */
 	step(&cfg, NULL, 2, in, &pl);
 	assert_false(pl.mem_busy);
-	assert_true(pl.t[1].mem_high == FS_VALUE_MAX);
+	assert_true(pl.t[1].mem_high == FS_VALUE_MAX && pl.t[1].mem_max == FS_VALUE_MAX);
 	plan_free(&pl);
 }
 
 /* Short of memory: a tenant above its share has memory.high stepped down
  * by mem_high_step per period from the value in force, to its share and
  * never below; then the values stay put (stable outputs). memory.max is
- * the last resort: set once the tenant stayed above memory.high while
- * short, usage + margin and never lower, kept while short, lifted after. */
+ * never below usage + margin, falls by at most mem_step_down per period,
+ * is not raised while the host is critical, and its margin shrinks to what
+ * the host still has. Short is left after mem_short_hold calm periods. */
 static void test_memory_short_steps_down(void **unused)
 {
 	struct plan_config cfg;
@@ -387,22 +394,19 @@ static void test_memory_short_steps_down(void **unused)
 	/* no value in force yet: from its usage */
 	assert_int_equal(pl.t[1].mem_high, (uint64_t)(5 * GiB * 0.9) / 4096 * 4096);
 	assert_string_equal(pl.t[1].mem_why, "short: stepping down");
-	assert_true(pl.t[1].mem_max == FS_VALUE_MAX); /* not yet above a high in force */
-	assert_int_equal(pl.t[0].mem_high, share);    /* steady: within its share */
-	assert_true(pl.t[0].mem_max == FS_VALUE_MAX);
+	assert_int_equal(pl.t[1].mem_max, (5ull << 30) + margin); /* usage + margin */
+	assert_string_equal(pl.t[1].mem_max_why, "above memory.high: usage + margin");
+	assert_int_equal(pl.t[0].mem_high, share); /* steady: within its share */
+	assert_int_equal(pl.t[0].mem_max, share + margin);
 	last = pl.t[1].mem_high;
 	/* the hog stays at 5 GiB (anon, no swap: nothing to reclaim) */
-	step(&cfg, NULL, 2, in, &pl);
-	assert_int_equal(pl.t[1].mem_max, (uint64_t)(5 * GiB) + margin);
-	assert_string_equal(pl.t[1].mem_max_why, "short, stayed above memory.high: last resort");
-	assert_true(pl.t[0].mem_max == FS_VALUE_MAX);
 	for (int k = 0; k < 10; k++) {
+		step(&cfg, NULL, 2, in, &pl);
 		assert_true(pl.t[1].mem_high >= share);
 		assert_true(pl.t[1].mem_high <= last);
 		assert_true((double)pl.t[1].mem_high >= 0.9 * (double)last - 4096);
-		assert_true(pl.t[1].mem_max >= (uint64_t)(5 * GiB) + margin);
+		assert_int_equal(pl.t[1].mem_max, (5ull << 30) + margin);
 		last = pl.t[1].mem_high;
-		step(&cfg, NULL, 2, in, &pl);
 	}
 	assert_int_equal(pl.t[1].mem_high, share);
 	assert_string_equal(pl.t[1].mem_why, "short: held at share");
@@ -424,48 +428,51 @@ static void test_memory_short_steps_down(void **unused)
 	/* it creeps up: memory.max follows, never below usage + margin */
 	in[1].usage[MEM] = 5.2 * GiB;
 	step(&cfg, NULL, 2, in, &pl);
-	assert_int_equal(pl.t[1].mem_max, ((uint64_t)(5.2 * GiB) + margin + 4095) / 4096 * 4096);
+	assert_int_equal(pl.t[1].mem_max, PAGEUP(5.2 * GiB + margin));
 	/* the host is critical (MemAvailable < 2 x margin): not raised again */
 	plan_host_unknown(&h);
 	h.mem_available = 100 * MiB;
 	in[1].usage[MEM] = 5.25 * GiB;
 	step(&cfg, &h, 2, in, &pl);
 	assert_true(pl.mem_critical);
-	assert_int_equal(pl.t[1].mem_max, ((uint64_t)(5.2 * GiB) + margin + 4095) / 4096 * 4096);
-	assert_string_equal(pl.t[1].mem_max_why, "host critical: last resort not raised");
-	in[1].usage[MEM] = 5.2 * GiB;
+	assert_near(pl.mem_max_margin, 18 * MiB); /* (100 - 64) / 2 */
+	assert_int_equal(pl.t[1].mem_max, PAGEUP(5.2 * GiB + margin));
+	assert_string_equal(pl.t[1].mem_max_why, "host critical: not raised");
 	/* a killed worker frees memory: memory.max falls at most 25 % a period */
 	in[1].usage[MEM] = 4.9 * GiB;
-	in[0].usage[MEM] = 2.9 * GiB;
 	step(&cfg, NULL, 2, in, &pl);
 	assert_true(pl.mem_short); /* 0.2 GiB headroom, below 2 x 5 %: still short */
-	assert_int_equal(pl.t[1].mem_max, ((uint64_t)(4.9 * GiB) + margin + 4095) / 4096 * 4096);
-	/* room again (the steady tenant left): not short, memory.max lifted */
+	assert_int_equal(pl.t[1].mem_max, PAGEUP(4.9 * GiB + margin));
+	/* room again (the steady tenant left): short for 5 more calm periods */
 	in[0].usage[MEM] = 0;
+	for (unsigned k = 1; k < cfg.mem_short_hold; k++) {
+		step(&cfg, NULL, 2, in, &pl);
+		assert_true(pl.mem_short);
+	}
 	step(&cfg, NULL, 2, in, &pl);
 	assert_false(pl.mem_short);
-	assert_true(pl.t[1].mem_max == FS_VALUE_MAX);
-	assert_string_equal(pl.t[1].mem_max_why, "not short");
+	assert_true(pl.mem_busy);
+	assert_string_equal(pl.t[1].mem_why, "busy: growth guard");
+	assert_true(pl.t[1].mem_max >= pl.t[1].mem_high + margin);
 	plan_free(&pl);
 
-	/* The host has little left: the last resort's margin is half of what it
-	 * has beyond mem_margin (80 - 64 MiB: 8 MiB), not mem_margin. */
+	/* The host has little left: memory.max's margin is half of what it has
+	 * beyond mem_margin (80 - 64 MiB: 8 MiB), at least mem_margin_min. */
 	tenant(&in[0], "steady", 0.5, 2.9 * GiB, 1 * MiB, 1 * MiB);
 	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
 	plan_host_unknown(&h);
 	h.mem_available = 80 * MiB;
 	compute_host(&cfg, &h, 2, in, NULL, &pl);
-	step(&cfg, &h, 2, in, &pl);
-	assert_near(pl.mem_lr_margin, 8 * MiB);
+	assert_near(pl.mem_max_margin, 8 * MiB);
 	assert_int_equal(pl.t[1].mem_max, (5ull << 30) + (8ull << 20));
-	h.mem_available = 10 * MiB; /* at least mem_margin_min; not raised: critical */
+	h.mem_available = 10 * MiB;
 	in[1].usage[MEM] = 5.01 * GiB;
 	step(&cfg, &h, 2, in, &pl);
-	assert_near(pl.mem_lr_margin, 4 * MiB);
-	assert_int_equal(pl.t[1].mem_max, (5ull << 30) + (8ull << 20));
+	assert_near(pl.mem_max_margin, 4 * MiB);
+	assert_int_equal(pl.t[1].mem_max, (5ull << 30) + (8ull << 20)); /* critical */
 	plan_free(&pl);
 
-	/* Host memory PSI full alone makes it short; leaving takes it below half. */
+	/* Host memory PSI full alone makes it short; calm is PSI below half. */
 	tenant(&in[0], "steady", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
 	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
 	plan_host_unknown(&h);
@@ -473,9 +480,14 @@ static void test_memory_short_steps_down(void **unused)
 	compute_host(&cfg, &h, 2, in, NULL, &pl);
 	assert_true(pl.mem_short);
 	h.mem_psi_full = 6;
-	step(&cfg, &h, 2, in, &pl);
-	assert_true(pl.mem_short);
+	for (unsigned k = 0; k < 2 * cfg.mem_short_hold; k++) {
+		step(&cfg, &h, 2, in, &pl);
+		assert_true(pl.mem_short);
+	}
 	h.mem_psi_full = 4;
+	for (unsigned k = 1; k < cfg.mem_short_hold; k++)
+		step(&cfg, &h, 2, in, &pl);
+	assert_true(pl.mem_short);
 	step(&cfg, &h, 2, in, &pl);
 	assert_false(pl.mem_short);
 	plan_free(&pl);
@@ -500,10 +512,9 @@ static void test_memory_safety(void **unused)
 	compute(&cfg, 2, in, NULL, &pl);
 	assert_int_equal(pl.mode, PLAN_MODE_LIMITS);
 	assert_true(pl.saturated[MEM]);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 2; i++)
 		assert_near(pl.t[i].x, 2.0 / 3);
-		assert_int_equal(pl.t[i].mem_high, 4ull << 30);
-	}
+	assert_int_equal(pl.t[1].mem_high, 4ull << 30);
 	for (int k = 0; k < 30; k++) {
 		step(&cfg, NULL, 2, in, &pl);
 		for (size_t i = 0; i < 2; i++) {
@@ -511,19 +522,19 @@ static void test_memory_safety(void **unused)
 
 			assert_true(t->mem_high >= (4ull << 30));
 			assert_int_equal(t->mem_high % 4096, 0);
-			if (t->mem_max == FS_VALUE_MAX)
-				continue;
-			assert_true(t->mem_max >= t->mem_high);
+			assert_true(t->mem_max != FS_VALUE_MAX);
+			assert_true(t->mem_max >= t->mem_high + margin);
 			assert_true(t->mem_max >= (uint64_t)in[i].usage[MEM] + margin);
 			assert_int_equal(t->mem_max % 4096, 0);
 		}
 	}
 	assert_true(pl.mem_short);
+	assert_int_equal(pl.t[0].mem_high, 4ull << 30);
 	assert_int_equal(pl.t[0].mem_max, (5ull << 30) + margin);
-	assert_true(pl.t[1].mem_max == FS_VALUE_MAX); /* never above its memory.high */
+	assert_int_equal(pl.t[1].mem_max, (4ull << 30) + margin);
 
 	/* without margin memory.max is still never below memory.high */
-	cfg.mem_margin = 0;
+	cfg.mem_margin = cfg.mem_margin_min = 0;
 	in[0].usage[MEM] = 4.5 * GiB;
 	for (int k = 0; k < 20; k++) {
 		step(&cfg, NULL, 2, in, &pl);
