@@ -52,6 +52,14 @@ psi_avg10() {
 	done </proc/pressure/memory
 }
 
+# cg_psi_total NAME: a tenant's memory.pressure "some" total, microseconds.
+cg_psi_total() {
+	local kind a b c t
+	while read -r kind a b c t; do
+		[[ $kind == some ]] && { echo "${t#total=}"; return 0; }
+	done <"$CG_ROOT/$T/$1/memory.pressure"
+}
+
 vmstat_oom_kill() {
 	local k v
 	while read -r k v; do [[ $k == oom_kill ]] && { echo "$v"; return 0; }; done </proc/vmstat
@@ -62,8 +70,10 @@ vmstat_oom_kill() {
 # kill of one of its processes by any OOM killer, global or its own).
 oom_kills() { cg_stat "$T/$1" memory.events oom_kill || echo 0; }
 
+# start_steady: a service that keeps using its 300 MiB: one process that
+# faults it in at once, then keeps re-dirtying all of it (its working set).
 start_steady() {
-	cg_spawn $T/steady stress-ng --vm 1 --vm-bytes ${STEADY_MIB}M --vm-keep --vm-populate --vm-hang 0 \
+	cg_spawn $T/steady stress-ng --vm 1 --vm-bytes ${STEADY_MIB}M --vm-keep --vm-populate \
 		--timeout 600s --quiet
 }
 
@@ -72,7 +82,8 @@ start_steady() {
 # faster than a period; stress-ng's own first pass takes minutes under TCG),
 # then re-dirtying it.
 start_hog_workers() {
-	cg_spawn $T/hog stress-ng --vm "$1" --vm-bytes ${HOG_WORKER_MIB}M --vm-keep --vm-populate \
+	# --vm-bytes is the total of the N workers (stress-ng 0.15 divides it)
+	cg_spawn $T/hog stress-ng --vm "$1" --vm-bytes $(($1 * HOG_WORKER_MIB))M --vm-keep --vm-populate \
 		--timeout 600s --quiet
 }
 
@@ -154,7 +165,8 @@ phase() {
 	record ${p}_host_psi_full_avg10_end "$(psi_avg10 full)"
 	record ${p}_host_memavailable_min_mib "$P_AVAIL_MIN"
 	record ${p}_memory_max_below_current_samples "$W_MAX_BELOW_CUR"
-	record ${p}_steady_psi_some_total_us "$(awk '/^some/ { sub("total=", "", $5); print $5 }' "$CG_ROOT/$T/steady/memory.pressure")"
+	P_STEADY_PSI=$(calc "$(cg_psi_total steady) / 1e6 / ($t1 - $t0) * 100")
+	record ${p}_steady_psi_some_pct "$P_STEADY_PSI"
 }
 
 # --- phase 1: the kernel alone --------------------------------------------
@@ -166,7 +178,10 @@ rmdir "$CG_ROOT/$T/steady" "$CG_ROOT/$T/hog"
 t_check "fresh tenant cgroups" e2e_tenants steady hog
 
 # --- phase 2: fairshared ---------------------------------------------------
-e2e_sleep 2 # the killed workers' memory back
+# The default phase's pressure must not leak into this one (the daemon reads
+# the host's PSI): wait for its 10 s average to fall.
+psi_calm() { _cmp "$(psi_avg10 full)" 1 '<' && _cmp "$(psi_avg10 some)" 2 '<'; }
+t_check "host memory PSI calm again after the default phase" wait_for 90 psi_calm
 avail=$(meminfo MemAvailable)
 cap_mib=$((avail / MiB - RESERVE_MIB))
 share_mib=$((cap_mib / 2))
@@ -207,7 +222,11 @@ assert_near "hog held to its share: memory.high = share" "$hog_high" "$share" 0.
 # steady (capacity - steady) by more than memory.high's overshoot.
 assert_le "hog peak within capacity - steady (MiB)" "$P_HOG_PEAK" $((cap_mib - STEADY_MIB + 16))
 assert_le "hog holds no more at the end (MiB)" "$P_HOG_END" $((cap_mib - STEADY_MIB + 16))
-assert_le "host memory PSI full over the phase (%)" "$P_PSI_FULL" 5
+# The hog's own stalls (memory.high throttles it: the kernel counts that as
+# memory stall) are in the host's "some"; "full" (no task progressing) and
+# the steady tenant's own pressure show whether the host thrashes.
+assert_le "host memory PSI full over the phase (%)" "$P_PSI_FULL" 10
+assert_le "steady's memory PSI some over the phase (%)" "$P_STEADY_PSI" 1
 assert_eq "memory.max >= memory.current in every sample" "$W_MAX_BELOW_CUR" 0
 assert_ge "host never out of memory (MemAvailable min, MiB)" "$P_AVAIL_MIN" 16
 # Stable outputs: over the last 10 periods no memory value written moved by
@@ -232,7 +251,7 @@ moves=$(awk -v last="$(fsd_period fsd)" '
 assert_eq "steady state: no memory value moved >= 10 % in the last 10 periods" "$moves" 0
 why=$(grep -c 'tenant=hog .*mem.why="short' "$(fsd_log fsd)")
 record hog_periods_short "$why"
-assert_ge "the log says why the hog's memory.high moved (periods)" "$why" 1
+assert_ge "memory got short and the log says so on the hog's line (periods)" "$why" 1
 
 fsd_stop fsd
 assert_eq "daemon stopped with status 0" "$?" 0
