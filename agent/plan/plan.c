@@ -313,7 +313,7 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 		       struct plan_tenant *t)
 {
 	int r = fs_resources_find(&cfg->res, FS_RES_MEMORY);
-	uint64_t margin = to_u64(pl->mem_max_margin), share, high, mx, floor;
+	uint64_t margin = to_u64(pl->mem_max_margin), share, high, mx, floor, ceil;
 	double cap, usage, lim, guard, w;
 	const uint64_t prev_high = prev ? prev->mem_high : FS_VALUE_MAX;
 	const uint64_t prev_max = prev ? prev->mem_max : FS_VALUE_MAX;
@@ -382,30 +382,37 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 		t->mem_max_why = pl->mem_busy ? "memory.high is max" : "not busy";
 		return;
 	}
+	/* Between max(floor = usage + margin, memory.high + margin), never
+	 * below, and ceil = memory.high + mem_margin (the backstop), the value
+	 * in force stays: the margin follows MemAvailable, memory.max need not. */
 	floor = page_up(to_u64(usage) + margin);
-	mx = page_up(high + margin);
+	ceil = page_up(high + cfg->mem_margin);
+	mx = prev_max != FS_VALUE_MAX ? prev_max : ceil;
 	t->mem_max_why = "busy: backstop at memory.high + margin";
-	if (mx < floor) {
-		mx = floor;
-		t->mem_max_why = "above memory.high: usage + margin";
-	}
-	if (prev_max != FS_VALUE_MAX && prev_max < mx && pl->mem_critical) {
-		/* It grew into its margin and the host has nothing left: no more
-		 * (an OOM kill in its own cgroup rather than the host's OOM
-		 * killer picking whoever is largest, maybe a tenant within its
-		 * share). The writer keeps a value already in force. */
-		t->mem_max = prev_max;
-		t->mem_max_why = "host critical: not raised";
-		return;
-	}
-	if (prev_max != FS_VALUE_MAX && prev_max > mx) {
+	if (mx > ceil && mx > floor) {
 		/* lowering memory.max quickly risks an OOM kill: at most a step */
-		uint64_t step = page_up(to_u64((double)prev_max * (1.0 - cfg->mem_step_down)));
+		uint64_t step = page_up(to_u64((double)mx * (1.0 - cfg->mem_step_down)));
 
+		mx = ceil > floor ? ceil : floor;
 		if (step > mx) {
 			mx = step;
 			t->mem_max_why = "stepping down";
 		}
+	}
+	if (mx < floor || mx < page_up(high + margin)) {
+		if (prev_max != FS_VALUE_MAX && pl->mem_critical && prev_max >= high) {
+			/* It grew into its margin and the host has nothing left:
+			 * no more (an OOM kill in its own cgroup rather than the
+			 * host's OOM killer picking whoever is largest, maybe a
+			 * tenant within its share). The writer keeps a value
+			 * already in force. */
+			t->mem_max = prev_max;
+			t->mem_max_why = "host critical: not raised";
+			return;
+		}
+		mx = ceil > floor ? ceil : floor;
+		if (floor > ceil)
+			t->mem_max_why = "above memory.high: usage + margin";
 	}
 	t->mem_max = mem_sticky(cfg, mx, prev_max);
 }

@@ -472,6 +472,25 @@ static void test_memory_short_steps_down(void **unused)
 	assert_int_equal(pl.t[1].mem_max, (5ull << 30) + (8ull << 20)); /* critical */
 	plan_free(&pl);
 
+	/* memory.max does not follow the margin's jitter with MemAvailable: a
+	 * value between usage/memory.high + margin and memory.high + mem_margin
+	 * stays. */
+	tenant(&in[0], "steady", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 3 * GiB, 1 * MiB, 1 * MiB);
+	plan_host_unknown(&h);
+	h.mem_available = 3 * GiB;
+	compute_host(&cfg, &h, 2, in, NULL, &pl);
+	assert_true(pl.mem_busy);
+	last = pl.t[0].mem_max;
+	assert_int_equal(last, share + margin);
+	for (int k = 0; k < 8; k++) {
+		h.mem_available = (k % 2 ? 150 : 80) * MiB;
+		step(&cfg, &h, 2, in, &pl);
+		assert_int_equal(pl.t[0].mem_max, last);
+		assert_int_equal(pl.t[1].mem_max, share + margin);
+	}
+	plan_free(&pl);
+
 	/* Host memory PSI full alone makes it short; calm is PSI below half. */
 	tenant(&in[0], "steady", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
 	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
