@@ -60,9 +60,14 @@ cg_psi_total() {
 	done <"$CG_ROOT/$T/$1/memory.pressure"
 }
 
-# kmsg_count PATTERN: lines of the kernel log matching PATTERN (the OOM
-# killer's reports; the console shows only errors).
-kmsg_count() { dmesg 2>/dev/null | grep -c "$1"; }
+# kmsg_start / kmsg_count PATTERN: the kernel log of a phase, followed
+# into a file (the ring buffer is too small for a phase's OOM reports; the
+# console shows only errors), and its lines matching PATTERN.
+kmsg_start() {
+	dmesg -C 2>/dev/null
+	bg_start "kmsg-$1" dmesg -w
+}
+kmsg_count() { grep -c "$1" "$FS_OUT/kmsg-$P_NAME.log"; }
 
 vmstat_oom_kill() {
 	local k v
@@ -128,8 +133,9 @@ phase() {
 	t_section "phase $p: steady holds ${STEADY_MIB} MiB"
 	W_STEADY_MIN=$((1 << 60)) W_HOG_MAX=0 W_HOST_AVAIL_MIN=$((1 << 60)) W_MAX_BELOW_CUR=0
 	oom0=$(vmstat_oom_kill)
-	glob0=$(kmsg_count '] Out of memory: Killed process')
-	memcg0=$(kmsg_count '] Memory cgroup out of memory: Killed process')
+	P_NAME=$p
+	kmsg_start "$p"
+	ctl0=$(cg_stat "$E2E_CTL" memory.events oom_kill || echo 0)
 	start_steady
 	steady_holds() { (($(cg_get $T/steady memory.current) >= (STEADY_MIB - 8) * MiB)); }
 	if ! wait_for 120 steady_holds; then
@@ -161,10 +167,12 @@ phase() {
 	record ${p}_steady_oom_kills "$P_STEADY_OOM"
 	record ${p}_hog_oom_kills "$P_HOG_OOM"
 	record ${p}_host_oom_kills "$(($(vmstat_oom_kill) - oom0))"
-	P_GLOBAL_OOM=$(($(kmsg_count '] Out of memory: Killed process') - glob0))
+	e2e_sleep 1 # the follower catches up
+	bg_stop "kmsg-$p"
+	P_GLOBAL_OOM=$(kmsg_count '] Out of memory: Killed process')
 	record ${p}_global_oom_kills "$P_GLOBAL_OOM"
-	record ${p}_memcg_oom_kills "$(($(kmsg_count '] Memory cgroup out of memory: Killed process') - memcg0))"
-	P_CTL_OOM=$(cg_stat "$E2E_CTL" memory.events oom_kill || echo 0)
+	record ${p}_memcg_oom_kills "$(kmsg_count '] Memory cgroup out of memory: Killed process')"
+	P_CTL_OOM=$(($(cg_stat "$E2E_CTL" memory.events oom_kill || echo 0) - ctl0))
 	record ${p}_suite_and_daemon_oom_kills "$P_CTL_OOM"
 	record ${p}_steady_min_mib "$P_STEADY_MIN"
 	record ${p}_steady_end_mib "$(($(cg_get $T/steady memory.current) / MiB))"
@@ -249,6 +257,7 @@ moves=$(awk -v last="$(fsd_period fsd)" '
 	/^fairshared: debug: tenant=/ && p > last - 10 {
 		t = $3
 		for (i = 1; i <= NF; i++) {
+			if (!index($i, "=")) continue # words of mem.why="..."
 			split($i, kv, "=")
 			if (kv[1] != "memory.high" && kv[1] != "memory.max" && kv[1] != "memory.low") continue
 			k = t " " kv[1]; v = n(kv[2])
