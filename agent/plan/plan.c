@@ -414,7 +414,10 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 		if (floor > ceil)
 			t->mem_max_why = "above memory.high: usage + margin";
 	}
+	/* jitter stays put, never below usage + margin */
 	t->mem_max = mem_sticky(cfg, mx, prev_max);
+	if (t->mem_max < floor)
+		t->mem_max = mx;
 }
 
 /* A bottleneck for the mode and the minimal-gap rule (plan.h "Modes"). */

@@ -425,7 +425,11 @@ static void test_memory_short_steps_down(void **unused)
 		}
 		plan_free(&next);
 	}
-	/* it creeps up: memory.max follows, never below usage + margin */
+	/* it creeps up: memory.max follows, never below usage + margin, even
+	 * within the dead band of the value in force */
+	in[1].usage[MEM] = 5.01 * GiB;
+	step(&cfg, NULL, 2, in, &pl);
+	assert_int_equal(pl.t[1].mem_max, PAGEUP(5.01 * GiB + margin));
 	in[1].usage[MEM] = 5.2 * GiB;
 	step(&cfg, NULL, 2, in, &pl);
 	assert_int_equal(pl.t[1].mem_max, PAGEUP(5.2 * GiB + margin));
