@@ -97,9 +97,11 @@
  *    at or above C; a change within `deadband` of the previous value keeps
  *    it (stable outputs). t->limit of memory is memory.high.
  *  - memory.max, the last resort, while memory is busy and memory.high is
- *    set: memory.high + margin, or usage + margin for a tenant above its
- *    memory.high, never lower (page up); lowered by at most mem_step_down
- *    per period; "max" otherwise. It bites only when a tenant outruns
+ *    set: memory.high + mem_margin, or usage + margin for a tenant above
+ *    its memory.high; never below max(usage, memory.high) + margin (page
+ *    up); a value in force between those two bounds stays (the margin
+ *    follows MemAvailable, memory.max need not); lowered by at most
+ *    mem_step_down per period; "max" otherwise. It bites only when a tenant outruns
  *    memory.high: the kernel lets an allocation burst in the kernel
  *    (MAP_POPULATE, measured on 6.1) run some 30 % past memory.high before
  *    its throttling holds, enough to run a host out of memory. margin =
