@@ -107,6 +107,12 @@ static int fmt_mem_max(const struct fs_limits *lim, size_t disk, char *buf, size
 	return fmt_value(lim->mem_max, buf, len);
 }
 
+static int fmt_mem_low(const struct fs_limits *lim, size_t disk, char *buf, size_t len)
+{
+	(void)disk;
+	return fmt_value(lim->mem_low, buf, len);
+}
+
 static int fmt_io_weight(const struct fs_limits *lim, size_t disk, char *buf, size_t len)
 {
 	(void)disk;
@@ -166,6 +172,7 @@ const struct fs_cgfile_desc fs_cgfiles[FS_CGF__COUNT] = {
     [FS_CGF_CPU_WEIGHT] = {"cpu.weight", FS_LIM_CPU_WEIGHT, false, fmt_cpu_weight, cur_first_line},
     [FS_CGF_MEM_HIGH] = {"memory.high", FS_LIM_MEM_HIGH, false, fmt_mem_high, cur_first_line},
     [FS_CGF_MEM_MAX] = {"memory.max", FS_LIM_MEM_MAX, false, fmt_mem_max, cur_first_line},
+    [FS_CGF_MEM_LOW] = {"memory.low", FS_LIM_MEM_LOW, false, fmt_mem_low, cur_first_line},
     [FS_CGF_IO_WEIGHT] = {"io.weight", FS_LIM_IO_WEIGHT, false, fmt_io_weight, cur_first_line},
     [FS_CGF_IO_MAX] = {"io.max", FS_LIM_IO_MAX, true, fmt_io_max, cur_io_max},
 };

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The cgroup files fairshare writes: the one table that says, for each of
- * cpu.max, cpu.max.burst, cpu.weight, memory.high, memory.max, io.weight and
- * io.max (one line per disk),
+ * cpu.max, cpu.max.burst, cpu.weight, memory.high, memory.max, memory.low,
+ * io.weight and io.max (one line per disk),
  *   - its file name and its bit in struct fs_limits.set,
  *   - whether it is per disk (io.max),
  *   - how a value is formatted from a struct fs_limits,
@@ -33,6 +33,7 @@ enum fs_limit_bits {
 	FS_LIM_MEM_MAX = 1 << 4,    /* mem_max -> memory.max */
 	FS_LIM_IO_MAX = 1 << 5,	    /* io[0..n_io-1] -> io.max, one line per disk */
 	FS_LIM_IO_WEIGHT = 1 << 6,  /* io_weight -> io.weight ("default N") */
+	FS_LIM_MEM_LOW = 1 << 7,    /* mem_low -> memory.low */
 };
 
 struct fs_io_limit {
@@ -51,6 +52,7 @@ struct fs_limits {
 	unsigned cpu_weight;	/* 1..10000 */
 	uint64_t mem_high;	/* bytes; FS_VALUE_MAX = "max" */
 	uint64_t mem_max;	/* bytes; FS_VALUE_MAX = "max" */
+	uint64_t mem_low;	/* bytes; FS_VALUE_MAX = "max" */
 	size_t n_io;		/* <= FS_MAX_DISKS */
 	struct fs_io_limit io[FS_MAX_DISKS];
 	unsigned io_weight; /* 1..10000 */
@@ -63,6 +65,7 @@ enum fs_cgfile {
 	FS_CGF_CPU_WEIGHT,
 	FS_CGF_MEM_HIGH,
 	FS_CGF_MEM_MAX,
+	FS_CGF_MEM_LOW,
 	FS_CGF_IO_WEIGHT,
 	FS_CGF_IO_MAX,
 	FS_CGF__COUNT

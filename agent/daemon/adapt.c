@@ -94,6 +94,8 @@ void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sampl
 	}
 	es->cpu_throttled_delta = s->cpu_nr_throttled;
 	es->mem_high_events_delta = s->mem_ev_high;
+	es->mem_max_events_delta = s->mem_ev_max;
+	es->mem_refault_bytes = s->mem_refault_bytes;
 	es->psi_cpu = s->psi_cpu.some_avg10;
 	es->psi_mem = s->psi_mem.some_avg10;
 	es->psi_io = s->psi_io.some_avg10;
@@ -113,6 +115,12 @@ void fsd_limits(const struct fs_resources *res, const struct plan_tenant *t, str
 	l->io_weight = (unsigned)t->io_weight;
 	l->mem_high = t->mem_high;
 	l->mem_max = t->mem_max;
+	/* memory.low only with a memory resource: without one there is no
+	 * share to protect, and an operator's own protection stays */
+	if (fs_resources_find(res, FS_RES_MEMORY) >= 0) {
+		l->set |= FS_LIM_MEM_LOW;
+		l->mem_low = t->mem_low;
+	}
 	if (!n_disks)
 		return;
 	l->set |= FS_LIM_IO_MAX;

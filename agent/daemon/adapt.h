@@ -70,7 +70,7 @@ void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sampl
 		    struct est_sample *es);
 
 /* The writer's values for one planned tenant: every file the planner sets,
- * one io.max line per disk of res. */
+ * one io.max line per disk of res, memory.low when res has memory. */
 void fsd_limits(const struct fs_resources *res, const struct plan_tenant *t, struct fs_limits *l);
 
 #endif /* FAIRSHARE_AGENT_ADAPT_H */

@@ -13,6 +13,7 @@
 #include "adapt.h"
 #include "check.h"
 #include "cgroupfs.h"
+#include "host_mem.h"
 #include "io_weight.h"
 #include "log.h"
 #include "metrics.h"
@@ -48,6 +49,8 @@ struct fsd_daemon {
 	struct tenant_arrays ta; /* [n] each; ta.pub is pub.t */
 	struct plan plan;
 	bool have_plan;
+	struct fs_host_mem host_mem; /* this period's */
+	int host_mem_errno;	     /* last failure to read it, logged once */
 	struct fsd_published pub;
 
 	/* Disks: their own counters (sample_disk.h) and the contention estimate
@@ -238,7 +241,8 @@ static int writer_open(const struct fs_conf *c, const struct plan_config *pc,
 	    .n_tenants = c->n_tenants,
 	    .cgroups = cgroups,
 	    .log = fsd_log_cb,
-	    .mem_margin = pc->mem_margin,
+	    /* the planner's least margin: it keeps more while the host has it */
+	    .mem_margin = pc->mem_margin_min,
 	};
 	r = fs_writer_open(out, &wo);
 	free(cgroups);
@@ -339,6 +343,7 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 		return -ENOMEM;
 	}
 	d->opt = *o;
+	fs_host_mem_unknown(&d->host_mem);
 	fsd_paths(o, conf, &d->paths);
 	d->ops = &fs_sampler_cgroupfs;
 	d->pub.dry_run = o->dry_run;
@@ -423,6 +428,7 @@ static void estimate_all(struct fsd_daemon *d)
 			est_update(&d->res_now, &d->ecfg, ct->has_demand ? ct->demand : NULL,
 				   &d->ta.est[i], &es, &d->ta.est[i]);
 			memcpy(p->usage, es.usage, sizeof(p->usage));
+			p->mem_reclaimable = isnan(s->mem_inactive_file) ? 0 : s->mem_inactive_file;
 		}
 		memcpy(p->demand, d->ta.est[i].demand, sizeof(p->demand));
 	}
@@ -517,6 +523,12 @@ static void log_period(const struct fsd_daemon *d, const char *status)
 	if (!fsd_log_enabled(LOG_DEBUG))
 		return;
 	fsd_debug("%s", status);
+	if (fs_resources_find(&d->pcfg.res, FS_RES_MEMORY) >= 0)
+		fsd_debug("memory: headroom=%.1fM busy=%d short=%d host.available=%.1fM "
+			  "host.psi.some=%.2f host.psi.full=%.2f",
+			  d->plan.mem_headroom / 1048576.0, d->plan.mem_busy, d->plan.mem_short,
+			  d->host_mem.available / 1048576.0, d->host_mem.psi_some_avg10,
+			  d->host_mem.psi_full_avg10);
 	for (size_t i = 0; i < d->plan.n_tenants; i++) {
 		double w = d->ta.samples[i].cpu_runq_wait_preempted;
 		double wall = d->ta.samples[i].cpu_runq_wait;
@@ -572,8 +584,24 @@ static void charge(struct fsd_daemon *d, enum fsd_stage s, uint64_t *mark)
 	*mark = now;
 }
 
+/* The host's memory (planner's "short"/"busy"); a failure is logged once per
+ * cause and leaves it unknown: the tenants' usage against the capacity. */
+static void sample_host_mem(struct fsd_daemon *d)
+{
+	int r = fs_host_mem_read(d->paths.procfs_root, &d->host_mem);
+
+	if (r < 0 && -r != d->host_mem_errno)
+		fsd_warn("cannot read the host's memory under %s: %s; memory shortage judged "
+			 "from the tenants' usage only",
+			 d->paths.procfs_root, strerror(-r));
+	else if (r == 0 && d->host_mem_errno)
+		fsd_info("reading the host's memory under %s again", d->paths.procfs_root);
+	d->host_mem_errno = r < 0 ? -r : 0;
+}
+
 static int period(struct fsd_daemon *d, uint64_t now_us)
 {
+	struct plan_host host;
 	struct plan next;
 	struct fs_error err = {{0}};
 	char status[400];
@@ -587,14 +615,17 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 		return r;
 	}
 	sample_disks(d, now_us);
+	sample_host_mem(d);
 	charge(d, FSD_STAGE_SAMPLE, &mark);
 	estimate_all(d);
 	charge(d, FSD_STAGE_ESTIMATE, &mark);
+	host.mem_available = d->host_mem.available;
+	host.mem_psi_full = d->host_mem.psi_full_avg10;
 	d->pcfg_now = d->pcfg;
 	d->pcfg_now.res = d->res_now;
 	memcpy(d->pcfg_now.contended, d->ct.contended, sizeof(d->pcfg_now.contended));
-	r = plan_compute(&d->pcfg_now, d->n, d->ta.pin, d->have_plan ? &d->plan : NULL, &next,
-			 &err);
+	r = plan_compute_host(&d->pcfg_now, &host, d->n, d->ta.pin,
+			      d->have_plan ? &d->plan : NULL, &next, &err);
 	if (r < 0) {
 		fsd_err("solving with %s failed, limits unchanged: %s",
 			fs_conf_policy_name(d->conf->agent.policy), err.msg);

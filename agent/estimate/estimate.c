@@ -17,6 +17,7 @@ void est_config_default(struct est_config *cfg)
 	cfg->floor_share = 1e-3;
 	cfg->wait_min = 0.05;
 	cfg->follow_share = 0.8;
+	cfg->refault_share = 0.01;
 }
 
 void est_sample_init(struct est_sample *s)
@@ -27,6 +28,7 @@ void est_sample_init(struct est_sample *s)
 		s->alloc[r] = NAN;
 	}
 	s->psi_cpu = s->psi_mem = s->psi_io = s->cpu_wait = NAN;
+	s->mem_refault_bytes = NAN;
 }
 
 void est_state_init(struct est_state *s)
@@ -82,6 +84,18 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 			if (s->mem_high_events_delta > 0) {
 				held[r] = true;
 				reasons |= EST_MEM_HIGH;
+			}
+			if (s->mem_max_events_delta > 0) {
+				held[r] = true;
+				reasons |= EST_MEM_MAX;
+			}
+			/* Usage alone never shows unmet memory demand (it cannot
+			 * exceed what the tenant got); refaults do: pages it
+			 * still needed were evicted. NaN (unknown) compares false. */
+			if (cfg->refault_share > 0 && s->usage[r] > 0 &&
+			    s->mem_refault_bytes >= cfg->refault_share * s->usage[r]) {
+				held[r] = true;
+				reasons |= EST_MEM_REFAULT;
 			}
 			if (psi_high(cfg, s->psi_mem)) {
 				held[r] = true;
@@ -186,6 +200,7 @@ const char *est_reason_str(unsigned reasons, char *buf, size_t len)
 	    {EST_PSI_MEM, "psi-memory"},	  {EST_PSI_IO, "psi-io"},
 	    {EST_DECLARED, "declared"},		  {EST_DECAYING, "decaying"},
 	    {EST_CPU_WAIT, "cpu-wait"},		  {EST_IO_CONTENDED, "io-contended"},
+	    {EST_MEM_MAX, "memory-max"},	  {EST_MEM_REFAULT, "memory-refault"},
 	};
 	size_t used = 0;
 

@@ -11,13 +11,16 @@
  *    usage (once the probe factor has decayed back to 1 and an earlier,
  *    higher estimate has fallen off; see below).
  *  - A tenant is held back on a resource when the kernel says so: cpu
- *    throttled (cpu.stat nr_throttled grew), memory at memory.high
- *    (memory.events "high" grew), IO at its io.max limit (the rate of that
- *    io resource >= io_limit_ratio of its limit), IO on a contended disk
- *    (agent/estimate/contention.h: the disk's queue is deep, or the
- *    tenants together use >= `busy` of it, or our limits hold it; this
- *    tenant uses at least follow_share of what the previous plan allotted
- *    it, and at least
+ *    throttled (cpu.stat nr_throttled grew), memory at memory.high or
+ *    memory.max (memory.events "high" or "max" grew) or refaulting (pages
+ *    evicted earlier faulted back in, memory.stat workingset_refault_*,
+ *    at least refault_share of its usage in the period: its working set
+ *    does not fit where it is; as senpai and oomd read it), IO at its
+ *    io.max limit (the rate of that io resource >= io_limit_ratio of its
+ *    limit), IO on a contended disk (agent/estimate/contention.h: the
+ *    disk's queue is deep, or the tenants together use >= `busy` of it, or
+ *    our limits hold it; this tenant uses at least follow_share of what
+ *    the previous plan allotted it, and at least
  *    EST_CONTENDED_MIN_SHARE of it: the device then serves whoever queues
  *    deepest, and nothing else shows the shallow queue's unmet demand:
  *    libaio and io_uring waits are not iowait, so PSI io stays 0; an
@@ -92,10 +95,12 @@ struct est_config {
 	double wait_min;       /* cores: runqueue wait below this is ignored */
 	double follow_share;   /* (0, 1]: use / previous allocation that still counts
 				  as held on a contended disk */
+	double refault_share;  /* (0, 1]: refaulted bytes / usage in a period that
+				  count as memory held back; <= 0 disables */
 };
 
 /* Defaults: step 1.5, max 4, decay 0.5, PSI 10 %, io ratio 0.95, floor 1e-3,
- * wait_min 0.05 cores, follow 0.8. */
+ * wait_min 0.05 cores, follow 0.8, refault_share 0.01. */
 void est_config_default(struct est_config *cfg);
 
 enum est_reason {
@@ -109,10 +114,12 @@ enum est_reason {
 	EST_DECAYING = 1u << 7,	    /* released, probe still above 1 */
 	EST_CPU_WAIT = 1u << 8,	    /* runqueue wait raised the CPU demand (not "held") */
 	EST_IO_CONTENDED = 1u << 9, /* IO on a busy disk without an io.max of ours */
+	EST_MEM_MAX = 1u << 10,	    /* memory.events max grew */
+	EST_MEM_REFAULT = 1u << 11, /* refaults >= refault_share of its usage */
 };
 #define EST_HELD_MASK                                                                              \
 	(EST_CPU_THROTTLED | EST_MEM_HIGH | EST_IO_LIMIT | EST_PSI_CPU | EST_PSI_MEM |             \
-	 EST_PSI_IO | EST_IO_CONTENDED)
+	 EST_PSI_IO | EST_IO_CONTENDED | EST_MEM_MAX | EST_MEM_REFAULT)
 
 /* One tenant's measurements over the last period. NaN PSI = unknown. */
 struct est_sample {
@@ -129,11 +136,13 @@ struct est_sample {
 	double alloc[FS_MAX_RES];
 	double cpu_throttled_delta;	 /* nr_throttled increase in the period */
 	double mem_high_events_delta;	 /* memory.events high increase */
+	double mem_max_events_delta;	 /* memory.events max increase */
+	double mem_refault_bytes;	 /* refaulted in the period; NaN = unknown */
 	double psi_cpu, psi_mem, psi_io; /* some avg10, percent */
 	double cpu_wait;		 /* runqueue wait, cores; NaN = unknown */
 };
 
-/* Marks every limit as "max", PSI and wait as unknown; usage zero. */
+/* Marks every limit as "max", PSI, wait and refaults as unknown; usage zero. */
 void est_sample_init(struct est_sample *s);
 
 struct est_state {

@@ -29,6 +29,7 @@ void plan_config_default(struct plan_config *cfg)
 	cfg->cpu_period_usec = 100000;
 	cfg->cpu_quota_min_usec = 1000;
 	cfg->mem_margin = 64ull << 20;
+	cfg->mem_margin_min = 4ull << 20;
 	cfg->mem_step_down = 0.25;
 	cfg->saturated = 0.99;
 	cfg->base_weight = 100;
@@ -37,6 +38,17 @@ void plan_config_default(struct plan_config *cfg)
 	cfg->io_min_iops = 10;
 	cfg->busy = 0.85;
 	cfg->deadband = 0.03;
+	cfg->mem_busy = 0.3;
+	cfg->mem_short_hold = 5;
+	cfg->mem_short = 0.05;
+	cfg->mem_psi_full = 10.0;
+	cfg->mem_grow = 0.5;
+	cfg->mem_high_step = 0.1;
+}
+
+void plan_host_unknown(struct plan_host *h)
+{
+	h->mem_available = h->mem_psi_full = NAN;
 }
 
 void plan_tenant_in_init(struct plan_tenant_in *t, const char *name)
@@ -256,34 +268,187 @@ static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_i
 	}
 }
 
-/* memory.high = limit; memory.max with the safety rules of plan.h. */
-static void set_memory(const struct plan_config *cfg, const struct plan_tenant_in *in,
-		       const struct plan_tenant *prev, struct plan_tenant *t)
+/* The host's memory state of this period (plan.h "Memory"): headroom, busy
+ * and short, with hysteresis against the previous plan. */
+static void memory_state(const struct plan_config *cfg, const struct plan_host *host, size_t n,
+			 const struct plan_tenant_in *in, const struct plan *prev, struct plan *pl)
 {
 	int r = fs_resources_find(&cfg->res, FS_RES_MEMORY);
-	uint64_t margin = cfg->mem_margin, usage, high, target, prev_max, step_floor;
+	double cap, ws = 0, head, exit_busy, exit_short;
+	bool was_busy = prev && prev->mem_busy, was_short = prev && prev->mem_short;
+	bool psi_short, psi_calm;
 
-	t->mem_high = t->mem_max = FS_VALUE_MAX;
-	if (r < 0 || !(t->limit[r] < cfg->res.capacity[r]))
+	pl->mem_headroom = INFINITY;
+	pl->mem_max_margin = (double)cfg->mem_margin;
+	if (r < 0)
 		return;
-	usage = to_u64(in->usage[r]);
-	if (usage == FS_VALUE_MAX)
-		usage = 0;
-	high = page_down(to_u64(t->limit[r]));
-	if (high < PLAN_PAGE)
+	cap = cfg->res.capacity[r];
+	for (size_t i = 0; i < n; i++)
+		if (in[i].present)
+			ws += fmax(0.0, in[i].usage[r] - fmax(0.0, in[i].mem_reclaimable));
+	head = cap - ws;
+	/* NaN (unknown) fails the comparison: the tenants' sum alone. */
+	if (host && host->mem_available - (double)cfg->mem_margin < head)
+		head = host->mem_available - (double)cfg->mem_margin;
+	pl->mem_headroom = head;
+	/* The kernel itself is about to run out: MemAvailable < 2 x margin */
+	pl->mem_critical = host && host->mem_available < 2.0 * (double)cfg->mem_margin;
+	/* memory.max's margin: at most what the host can still give, halved */
+	if (host && (host->mem_available - (double)cfg->mem_margin) / 2 < pl->mem_max_margin)
+		pl->mem_max_margin = fmax((double)cfg->mem_margin_min,
+					  (host->mem_available - (double)cfg->mem_margin) / 2);
+	psi_short = host && host->mem_psi_full >= cfg->mem_psi_full;
+	psi_calm = !host || !(host->mem_psi_full >= cfg->mem_psi_full / 2);
+	exit_short = 2 * cfg->mem_short * cap;
+	/* Leaving short takes mem_short_hold calm periods in a row: a killed
+	 * worker frees its memory at once and its restart takes it back. */
+	pl->mem_short = head <= cfg->mem_short * cap || psi_short;
+	if (!pl->mem_short && was_short) {
+		pl->mem_calm = head > exit_short && psi_calm ? prev->mem_calm + 1 : 0;
+		pl->mem_short = pl->mem_calm < cfg->mem_short_hold;
+		if (!pl->mem_short)
+			pl->mem_calm = 0;
+	}
+	/* busy: used >= mem_busy C, i.e. head <= (1 - mem_busy) C; leaving it
+	 * takes use below 0.9 of that */
+	exit_busy = cap - 0.9 * cfg->mem_busy * cap;
+	pl->mem_busy = pl->mem_short || ws >= cfg->mem_busy * cap ||
+		       head <= (1 - cfg->mem_busy) * cap || (was_busy && head <= exit_busy);
+}
+
+/* The sum of the weights of the present tenants at or above their share. */
+static double weight_above_share(const struct plan_config *cfg, size_t n,
+				 const struct plan_tenant_in *in, const struct plan *pl)
+{
+	int r = fs_resources_find(&cfg->res, FS_RES_MEMORY);
+	double w = 0;
+
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		if (in[i].present && in[i].usage[r] >= pl->t[i].entitlement * cfg->res.capacity[r])
+			w += in[i].weight;
+	return w;
+}
+
+/* A memory value within the dead band of the previous one keeps it. */
+static uint64_t mem_sticky(const struct plan_config *cfg, uint64_t neu, uint64_t old)
+{
+	if (neu == FS_VALUE_MAX || old == FS_VALUE_MAX || old == 0)
+		return neu;
+	return fabs((double)neu - (double)old) <= cfg->deadband * (double)old ? old : neu;
+}
+
+/* memory.low, memory.high and memory.max with the rules of plan.h
+ * ("Memory"). prev: this tenant in the previous plan (NULL: none). */
+static void set_memory(const struct plan_config *cfg, const struct plan *pl, double w_above,
+		       const struct plan_tenant_in *in, const struct plan_tenant *prev,
+		       struct plan_tenant *t)
+{
+	int r = fs_resources_find(&cfg->res, FS_RES_MEMORY);
+	uint64_t margin = to_u64(pl->mem_max_margin), share, high, mx, floor, ceil;
+	double cap, usage, lim, guard, w;
+	const uint64_t prev_high = prev ? prev->mem_high : FS_VALUE_MAX;
+	const uint64_t prev_max = prev ? prev->mem_max : FS_VALUE_MAX;
+
+	t->mem_high = t->mem_max = t->mem_low = FS_VALUE_MAX;
+	t->mem_why = t->mem_max_why = "no memory resource";
+	if (r < 0)
+		return;
+	cap = cfg->res.capacity[r];
+	usage = in->usage[r] > 0 ? in->usage[r] : 0;
+	share = page_down(to_u64(t->entitlement * cap));
+	if (in->max[r] >= 0 && (double)share > in->max[r])
+		share = page_down(to_u64(in->max[r]));
+	t->mem_low = share;
+
+	/* memory.high */
+	lim = t->limit[r]; /* the allocation's limit with the configured caps */
+	t->mem_why = !isfinite(lim)			    ? "not busy"
+		     : in->max[r] >= 0 && lim >= in->max[r] ? "configured max"
+							    : "fair allocation";
+	if (pl->mem_busy) {
+		w = in->weight > 0 ? in->weight : 0;
+		if (usage < (double)share)
+			w_above += w; /* it would grow into its share first */
+		guard = usage + cfg->mem_grow * fmax(0.0, pl->mem_headroom) *
+				    (w_above > 0 ? w / w_above : 1.0);
+		if (guard < lim) {
+			lim = guard;
+			t->mem_why = "busy: growth guard";
+		}
+	}
+	if (pl->mem_short && usage > (double)share) {
+		/* Step down from the value in force (its usage when none),
+		 * towards share. */
+		double from = prev_high != FS_VALUE_MAX ? (double)prev_high : usage;
+
+		from = fmin(from, lim);
+		lim = fmax((double)share, from * (1 - cfg->mem_high_step));
+		t->mem_why = lim <= (double)share ? "short: held at share" : "short: stepping down";
+	}
+	if (!(lim >= (double)share)) {
+		lim = (double)share;
+		if (pl->mem_busy)
+			t->mem_why = "busy: its share";
+	}
+	if (in->max[r] >= 0 && in->max[r] < lim) {
+		lim = in->max[r];
+		t->mem_why = "configured max";
+	}
+	if (in->min[r] >= 0 && in->min[r] > lim) {
+		lim = in->min[r];
+		t->mem_why = "configured min";
+	}
+	high = lim >= cap ? FS_VALUE_MAX : page_down(to_u64(lim));
+	if (high != FS_VALUE_MAX && high < PLAN_PAGE)
 		high = PLAN_PAGE;
-	target = high + margin;
-	if (usage + margin > target)
-		target = usage + margin;
-	/* Lowering memory.max quickly risks an OOM kill: at most one step. */
-	prev_max = prev ? prev->mem_max : FS_VALUE_MAX;
-	if (prev_max == FS_VALUE_MAX)
-		prev_max = to_u64(cfg->res.capacity[r]) + margin;
-	step_floor = to_u64((double)prev_max * (1.0 - cfg->mem_step_down));
-	if (step_floor > target)
-		target = step_floor;
+	/* jitter stays put; reaching the share (the target of a step down) does not */
+	if (high != share)
+		high = mem_sticky(cfg, high, prev_high);
 	t->mem_high = high;
-	t->mem_max = page_up(target);
+	t->limit[r] = high == FS_VALUE_MAX ? INFINITY : (double)high;
+
+	/* memory.max: the backstop above memory.high while memory is busy;
+	 * never below usage + margin */
+	if (!pl->mem_busy || high == FS_VALUE_MAX) {
+		t->mem_max_why = pl->mem_busy ? "memory.high is max" : "not busy";
+		return;
+	}
+	/* Between max(floor = usage + margin, memory.high + margin), never
+	 * below, and ceil = memory.high + mem_margin (the backstop), the value
+	 * in force stays: the margin follows MemAvailable, memory.max need not. */
+	floor = page_up(to_u64(usage) + margin);
+	ceil = page_up(high + cfg->mem_margin);
+	mx = prev_max != FS_VALUE_MAX ? prev_max : ceil;
+	t->mem_max_why = "busy: backstop at memory.high + margin";
+	if (mx > ceil && mx > floor) {
+		/* lowering memory.max quickly risks an OOM kill: at most a step */
+		uint64_t step = page_up(to_u64((double)mx * (1.0 - cfg->mem_step_down)));
+
+		mx = ceil > floor ? ceil : floor;
+		if (step > mx) {
+			mx = step;
+			t->mem_max_why = "stepping down";
+		}
+	}
+	if (mx < floor || mx < page_up(high + margin)) {
+		if (prev_max != FS_VALUE_MAX && pl->mem_critical && prev_max >= high) {
+			/* It grew into its margin and the host has nothing left:
+			 * no more (an OOM kill in its own cgroup rather than the
+			 * host's OOM killer picking whoever is largest, maybe a
+			 * tenant within its share). The writer keeps a value
+			 * already in force. */
+			t->mem_max = prev_max;
+			t->mem_max_why = "host critical: not raised";
+			return;
+		}
+		mx = ceil > floor ? ceil : floor;
+		if (floor > ceil)
+			t->mem_max_why = "above memory.high: usage + margin";
+	}
+	/* jitter stays put, never below usage + margin */
+	t->mem_max = mem_sticky(cfg, mx, prev_max);
+	if (t->mem_max < floor)
+		t->mem_max = mx;
 }
 
 /* limit[] as the files say it, after the dead band, the floors, the
@@ -446,11 +611,18 @@ out:
 int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tenant_in *in,
 		 const struct plan *prev, struct plan *out, struct fs_error *err)
 {
+	return plan_compute_host(cfg, NULL, n, in, prev, out, err);
+}
+
+int plan_compute_host(const struct plan_config *cfg, const struct plan_host *host, size_t n,
+		      const struct plan_tenant_in *in, const struct plan *prev, struct plan *out,
+		      struct fs_error *err)
+{
 	struct plan_problem pp = {0};
 	struct fs_solution sol = {0};
 	struct fs_options opt = {.alpha = INFINITY};
 	double used[FS_MAX_RES] = {0}, leftover[FS_MAX_RES] = {0}, use[FS_MAX_RES] = {0};
-	double wsum = 0;
+	double wsum = 0, w_above;
 	size_t m = cfg->res.n;
 	int ret;
 
@@ -518,6 +690,8 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 		leftover[r] = fmax(0.0, cfg->res.capacity[r] - used[r]);
 	}
 	choose_mode(cfg, prev, out);
+	memory_state(cfg, host, n, in, prev, out);
+	w_above = weight_above_share(cfg, n, in, out);
 
 	for (size_t i = 0; i < n; i++) {
 		struct plan_tenant *t = &out->t[i];
@@ -526,7 +700,7 @@ int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tena
 		const struct plan_tenant *pt = plan_find(prev, i, t->name);
 
 		set_cpu_io(cfg, &in[i], out->mode, prev && prev->mode == out->mode ? pt : NULL, t);
-		set_memory(cfg, &in[i], pt, t);
+		set_memory(cfg, out, w_above, &in[i], pt, t);
 		limits_as_written(cfg, t);
 		t->write = in[i].present && out->mode != PLAN_MODE_OFF;
 	}
@@ -575,19 +749,26 @@ void plan_fmt_summary(const struct plan_config *cfg, const struct plan *p, size_
 		      size_t len)
 {
 	const struct plan_tenant *t = &p->t[i];
-	char cpu[32], mh[24], mm[24];
+	char cpu[32], mh[24], mm[24], ml[24];
 	size_t used;
 	int w;
 
 	plan_fmt_cpu_max(t, cpu, sizeof(cpu));
 	fs_fmt_value(t->mem_high, mh, sizeof(mh));
 	fs_fmt_value(t->mem_max, mm, sizeof(mm));
+	fs_fmt_value(t->mem_low, ml, sizeof(ml));
 	w = snprintf(buf, len,
 		     "tenant=%s mode=%s x=%.4f share=%.4f bottleneck=%s gap=%.4f write=%d "
 		     "cpu.max=\"%s\" cpu.weight=%llu io.weight=%llu memory.high=%s memory.max=%s",
 		     t->name, plan_mode_name(p->mode), t->x, t->share,
 		     t->bottleneck >= 0 ? cfg->res.name[t->bottleneck] : "-", t->gap, t->write, cpu,
 		     (unsigned long long)t->cpu_weight, (unsigned long long)t->io_weight, mh, mm);
+	/* memory.low and why the memory values are what they are (issue 14),
+	 * only with a memory resource */
+	if (fs_resources_find(&cfg->res, FS_RES_MEMORY) >= 0 && w > 0 && (size_t)w < len)
+		w += snprintf(buf + w, len - (size_t)w,
+			      " memory.low=%s mem.why=\"%s\" mem.max.why=\"%s\"", ml,
+			      t->mem_why ? t->mem_why : "-", t->mem_max_why ? t->mem_max_why : "-");
 	used = w > 0 && (size_t)w < len ? (size_t)w : len - 1;
 	for (int d = 0; used < len - 1; d++) {
 		char line[PLAN_IO_LINE_MAX];

@@ -65,19 +65,74 @@
  * kernel, so io.max keeps the limits rules there: lifting it would leave the
  * disk to whoever queues deepest. In limits mode every weight is base (the
  * gaps are still computed, for status and explain).
- * Memory has no proportional knob, so memory.high/memory.max follow the
- * limits rules in both modes. enforce=off computes everything but marks no
- * file for writing.
+ * Memory has no proportional knob for use (memory.low protects, it does not
+ * share), so its files follow the memory rules below in both modes.
+ * enforce=off computes everything but marks no file for writing.
+ *
+ * Memory (issue 14). Usage never exceeds physical memory, so the allocation
+ * alone never shows a shortage: the host's own signals do (struct
+ * plan_host: MemAvailable, /proc/pressure/memory), and the estimator
+ * probes a tenant's memory demand up while it is held back (memory.events
+ * high/max, refaults, PSI). With C the memory capacity:
+ *  - share = entitlement x C (weight share; page aligned). memory.low =
+ *    share (capped by the tenant's configured max): the kernel reclaims
+ *    from the tenants above their protection first. It changes only with
+ *    the config and the set of present tenants. (For it to take effect the
+ *    tenants' ancestors need memory.low >= the sum below them, or the
+ *    cgroup2 mount option memory_recursiveprot.)
+ *  - headroom = min(C - sum of the tenants' working sets (usage minus
+ *    reclaimable cache), MemAvailable - mem_margin): what can still be
+ *    handed out.
+ *  - busy: the working sets reach mem_busy of C, or headroom is below
+ *    (1 - mem_busy) of C; left at 0.9 x those thresholds (hysteresis).
+ *    A burst bigger than the rest of C within one period is the one race
+ *    left, hence the low default (0.3): being busy costs a tenant nothing
+ *    below its share. short: headroom <= mem_short x C, or host PSI memory
+ *    full avg10 >= mem_psi_full; left after mem_short_hold periods in a row
+ *    with headroom > 2 mem_short x C and PSI < half of it (a killed hog
+ *    worker frees its memory at once, its restart takes it back).
+ *  - memory.high, never below share (a tenant within its entitlement is
+ *    never throttled by us):
+ *      not busy: the allocation's limit (alloc + leftover when memory is
+ *        saturated), else "max": nobody is short, nothing is held;
+ *      busy: also at most usage + guard, guard = mem_grow x headroom x
+ *        weight / (weights of the tenants above their share, and its
+ *        own): a tenant may grow by its part of what is left per period,
+ *        so no tenant can exhaust the host between two periods (the OOM
+ *        race: a hog grows faster than a period), and memory.high is in
+ *        place before the shortage, throttling (not killing) whoever
+ *        grows into it;
+ *      short, tenant above its share: steps down from the value in force
+ *        by mem_high_step per period towards share (gradually: reclaim,
+ *        not an OOM kill, and it throttles the growth meanwhile);
+ *    then the configured max caps and min raises it; page aligned; "max"
+ *    at or above C; a change within `deadband` of the previous value keeps
+ *    it (stable outputs). t->limit of memory is memory.high.
+ *  - memory.max, the last resort, while memory is busy and memory.high is
+ *    set: memory.high + mem_margin, or usage + margin for a tenant above
+ *    its memory.high; never below max(usage, memory.high) + margin (page
+ *    up); a value in force between those two bounds stays (the margin
+ *    follows MemAvailable, memory.max need not); lowered by at most
+ *    mem_step_down per period; "max" otherwise. It bites only when a tenant outruns
+ *    memory.high: the kernel lets an allocation burst in the kernel
+ *    (MAP_POPULATE, measured on 6.1) run some 30 % past memory.high before
+ *    its throttling holds, enough to run a host out of memory. margin =
+ *    mem_margin, or half of what the host still has beyond mem_margin when
+ *    that is less (at least mem_margin_min): a margin the host does not
+ *    have would be taken from everyone else. While the host is critical
+ *    (MemAvailable < 2 x mem_margin) it is not raised: a tenant that grew
+ *    into its margin is OOM-killed in its own cgroup, not whoever the
+ *    host's OOM killer picks (the largest process, maybe a tenant within
+ *    its share).
+ *  - t->mem_why and t->mem_max_why say why memory.high and memory.max are
+ *    what they are (in the summary logged every period at debug level).
  *
  * File values:
  *  - cpu.max: quota = limit x period (period cpu_period_usec, or 2x, 5x or
  *    10x it, up to 1 s, for a quota below 20 ms: CFS overruns small quotas
  *    by a slice; quota at least cpu_quota_min_usec); "max" when lifted or
  *    >= the host's capacity;
- *  - memory.high = limit (page aligned), "max" when lifted;
- *  - memory.max = max(limit + margin, usage + margin, memory.high), lowered
- *    by at most mem_step_down of the previous value per period (a previous
- *    "max" counts as capacity + margin); "max" when memory.high is "max";
+ *  - memory.high, memory.max, memory.low: see Memory above;
  *  - io.max: one line per disk, rbps/wbps/riops/wiops = the limit of that io
  *    resource (at least io_min_bps / io_min_iops) or "max". The bps floor is
  *    1 MiB/s by default: blk-throttle dispatches whole bios, so under a limit
@@ -136,8 +191,17 @@ struct plan_config {
 	enum fs_enforce enforce;
 	uint64_t cpu_period_usec;    /* cpu.max period */
 	uint64_t cpu_quota_min_usec; /* cpu.max quota floor */
-	uint64_t mem_margin;	     /* bytes of headroom of memory.max */
+	uint64_t mem_margin;	     /* bytes of headroom of memory.max, and kept of
+					MemAvailable */
+	uint64_t mem_margin_min;     /* bytes: the least headroom of memory.max, when
+					the host has less than mem_margin to give */
 	double mem_step_down;	     /* (0, 1]: max fraction memory.max drops per period */
+	double mem_busy;	     /* (0, 1): working sets / C that make memory busy */
+	double mem_short;	     /* (0, 1): headroom / C at or below which it is short */
+	double mem_psi_full;	     /* host memory PSI full avg10 (%) that is short */
+	double mem_grow;	     /* (0, 1]: part of the headroom lent per period */
+	double mem_high_step;	     /* (0, 1]: fraction memory.high steps down per period */
+	unsigned mem_short_hold;     /* calm periods before leaving short */
 	double saturated;	     /* (0, 1]: bottleneck threshold on sum alloc / capacity */
 	unsigned base_weight;	     /* cpu.weight / io.weight of a weight-1 tenant */
 	double gap_gain;	     /* >= 0: weight boost per unit of minimal gap */
@@ -151,9 +215,10 @@ struct plan_config {
 	bool contended[FS_MAX_RES];
 };
 
-/* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB, step 25 %,
+/* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB (at least 4 MiB), step 25 %,
  * saturated 0.99, base weight 100, gain 9, io floors 1 MiB/s and 10 ops/s,
- * busy 0.85, deadband 0.03. res is emptied, rule psdsf,
+ * busy 0.85, deadband 0.03; memory: busy 0.3, short 0.05,
+ * PSI full 10 %, grow 0.5, high step 0.1, short hold 5. res is emptied, rule psdsf,
  * enforce auto. */
 void plan_config_default(struct plan_config *cfg);
 
@@ -165,7 +230,18 @@ struct plan_tenant_in {
 	double usage[FS_MAX_RES];  /* this period's use */
 	double min[FS_MAX_RES];	   /* configured floor of the limit, NaN = none */
 	double max[FS_MAX_RES];	   /* configured cap of the limit, NaN = none */
+	double mem_reclaimable;	   /* bytes of its memory usage the kernel drops
+				      first (inactive file cache); 0 = unknown */
 };
+
+/* The host's memory this period (agent/sample/host_mem.h); NaN = unknown. */
+struct plan_host {
+	double mem_available; /* MemAvailable, bytes */
+	double mem_psi_full;  /* /proc/pressure/memory full avg10, percent */
+};
+
+/* Everything unknown. */
+void plan_host_unknown(struct plan_host *h);
 
 /* Zero usage, NaN min/max, weight 1, present. */
 void plan_tenant_in_init(struct plan_tenant_in *t, const char *name);
@@ -176,7 +252,7 @@ struct plan_tenant {
 	/* target values; FS_VALUE_MAX = "max" */
 	uint64_t cpu_quota_usec, cpu_period_usec;
 	uint64_t cpu_weight, io_weight;
-	uint64_t mem_high, mem_max;
+	uint64_t mem_high, mem_max, mem_low;
 	uint64_t io[FS_MAX_RES]; /* io resources: rbps/wbps/riops/wiops value */
 	/* diagnostics */
 	bool in_problem;	  /* present and solved */
@@ -191,6 +267,8 @@ struct plan_tenant {
 	double gap;		  /* minimal gap (0 when no bottleneck) */
 	int gap_resource;	  /* where it occurs, or FS_NO_RESOURCE */
 	bool promoted;
+	const char *mem_why;	 /* why memory.high is what it is (a literal) */
+	const char *mem_max_why; /* why memory.max is what it is (a literal) */
 };
 
 struct plan {
@@ -204,16 +282,28 @@ struct plan {
 	size_t n_saturated;	    /* saturated resources */
 	size_t n_bottlenecks;	    /* saturated or busy devices: cpu, memory, each disk, net */
 	int iterations;		    /* solver iterations */
+	/* memory (plan.h "Memory"); bytes */
+	double mem_headroom; /* what can still be handed out; INFINITY = no memory */
+	bool mem_busy, mem_short;
+	bool mem_critical;     /* MemAvailable < 2 x mem_margin */
+	double mem_max_margin; /* memory.max's margin this period, bytes */
+	unsigned mem_calm;     /* calm periods in a row while short */
 };
 
 /*
  * Builds the plan for in[0..n). prev (may be NULL) supplies the previous
- * memory.max of each tenant (matched by name) and the previous mode. out is
+ * memory values of each tenant (matched by name), the previous memory
+ * state (busy, short) and the previous mode. out is
  * initialised here; free it with plan_free even on error. 0, or -EINVAL /
  * -ENOMEM / the solver's error with err filled.
  */
 int plan_compute(const struct plan_config *cfg, size_t n, const struct plan_tenant_in *in,
 		 const struct plan *prev, struct plan *out, struct fs_error *err);
+/* The same with the host's memory state (NULL: unknown, as plan_compute):
+ * what the daemon calls every period. */
+int plan_compute_host(const struct plan_config *cfg, const struct plan_host *host, size_t n,
+		      const struct plan_tenant_in *in, const struct plan *prev, struct plan *out,
+		      struct fs_error *err);
 void plan_free(struct plan *p);
 
 /*

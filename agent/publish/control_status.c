@@ -47,6 +47,8 @@ static struct json_object *limits(const struct fsd_published *p, size_t i)
 	add(o, "memory.high", json_object_new_string(buf));
 	fs_fmt_value(t->mem_max, buf, sizeof(buf));
 	add(o, "memory.max", json_object_new_string(buf));
+	fs_fmt_value(t->mem_low, buf, sizeof(buf));
+	add(o, "memory.low", json_object_new_string(buf));
 	for (size_t r = 0; r < p->pcfg.res.n; r++) {
 		int disk = p->pcfg.res.disk[r];
 

@@ -13,7 +13,8 @@
  *             "bottlenecks", "gap", "gap_resource", "promoted", "estimate",
  *             "probe", "demand": {RES: n}, "allocation": {..}, "usage": {..},
  *             "limit": {..}, "limits": {"written", "cpu.max", "cpu.weight",
- *             "io.weight", "memory.high", "memory.max", "io.max": [..]}}
+ *             "io.weight", "memory.high", "memory.max", "memory.low",
+ *             "io.max": [..]}}
  *   explain: the status members, and {"tenant": TENANT, "bottlenecks": [{"resource",
  *             "saturated", "capacity", "allocated", "competitors": [{"name",
  *             "weight", "share", "granted", "allocation"}]}], "certificate":

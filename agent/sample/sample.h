@@ -55,6 +55,11 @@ struct fs_tenant_sample {
 	double mem_active_anon, mem_inactive_anon;
 	double mem_active_file, mem_inactive_file;
 
+	/* memory.stat workingset_refault_anon + _file: bytes evicted earlier
+	 * and faulted back in during the period (pages x page size); the
+	 * working set did not fit where it was */
+	double mem_refault_bytes;
+
 	/* memory.events: deltas in the period, counts */
 	double mem_ev_high, mem_ev_max, mem_ev_oom, mem_ev_oom_kill;
 

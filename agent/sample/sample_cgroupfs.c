@@ -70,6 +70,8 @@ struct raw {
 	ino_t ino; /* cgroup directory inode: changes when it is recreated */
 	uint64_t now_us;
 	bool have_cpu, have_mev, have_psi[3];
+	bool have_refault; /* memory.stat has workingset_refault_anon and _file */
+	uint64_t refault;  /* their sum, pages */
 	struct fs_cpu_stat cpu;
 	struct fs_memory_events mev;
 	struct fs_pressure psi[3];
@@ -128,6 +130,7 @@ struct cg_sampler {
 	bool cgroup2;		/* the root is on cgroup2, not a fake tree */
 	bool out_of_fds;	/* EMFILE seen: budget lowered, warned */
 	struct fs_buf buf;
+	double page_size; /* bytes, for the refault counts */
 	fs_log_fn log;
 	void *log_ctx;
 };
@@ -148,6 +151,7 @@ void fs_tenant_sample_unknown(struct fs_tenant_sample *s)
 	s->mem_current = s->mem_anon = s->mem_file = NAN;
 	s->mem_active_anon = s->mem_inactive_anon = s->mem_active_file = s->mem_inactive_file = NAN;
 	s->mem_ev_high = s->mem_ev_max = s->mem_ev_oom = s->mem_ev_oom_kill = NAN;
+	s->mem_refault_bytes = NAN;
 	psi_unknown(&s->psi_cpu);
 	psi_unknown(&s->psi_mem);
 	psi_unknown(&s->psi_io);
@@ -224,6 +228,11 @@ static int cg_open(void **state, const struct fs_sampler_config *cfg)
 	s->cg.root_fd = -1;
 	s->log = cfg->log;
 	s->log_ctx = cfg->log_ctx;
+	{
+		long ps = sysconf(_SC_PAGESIZE);
+
+		s->page_size = ps > 0 ? (double)ps : 4096;
+	}
 	r = fs_cgfs_open(&s->cg, cfg->cgroup_root);
 	if (r < 0) {
 		fs_logf(s->log, s->log_ctx, LOG_ERR, "sampler: cannot open %s: %s",
@@ -375,7 +384,10 @@ static bool went_backwards(const struct raw *c, const struct raw *p, size_t n_di
 	return false;
 }
 
-static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, struct fs_tenant_sample *o)
+/* The gauges into o; memory.stat's refault counters (read in the same
+ * pass) into c. */
+static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, struct fs_tenant_sample *o,
+			struct raw *c)
 {
 	struct fs_memory_stat ms;
 
@@ -399,6 +411,9 @@ static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, struct fs_
 			o->mem_active_file = (double)ms.active_file;
 		if (ms.have & FS_MEM_INACTIVE_FILE)
 			o->mem_inactive_file = (double)ms.inactive_file;
+		c->have_refault =
+		    (ms.have & FS_MEM_REFAULT_ANON) && (ms.have & FS_MEM_REFAULT_FILE);
+		c->refault = ms.workingset_refault_anon + ms.workingset_refault_file;
 	}
 }
 
@@ -451,6 +466,10 @@ static void fill_rates(struct cg_sampler *s, const struct raw *c, const struct r
 		o->mem_ev_oom = delta(c->mev.oom, p->mev.oom);
 		o->mem_ev_oom_kill = delta(c->mev.oom_kill, p->mev.oom_kill);
 	}
+	/* Not in went_backwards: the kernel keeps these per memcg and never
+	 * resets them; a new cgroup changes the inode. */
+	if (c->have_refault && p->have_refault && c->refault >= p->refault)
+		o->mem_refault_bytes = delta(c->refault, p->refault) * s->page_size;
 	if (c->have_io && p->have_io && ok) {
 		for (size_t d = 0; d < s->n_disks; d++) {
 			o->io[d].rbps = delta(c->io[d].rbytes, p->io[d].rbytes) / dt;
@@ -551,7 +570,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 		absent = tf->absent;
 		reprobe = absent && now_us >= tf->probe_at_us;
 		tf->failed = false;
-		fill_gauges(s, t, reprobe, o);
+		fill_gauges(s, t, reprobe, o, &c);
 		read_counters(s, t, reprobe, &c);
 		/* A kept fd failed: the cgroup was removed (maybe recreated), or
 		 * a controller was disabled. Look at the path and read again:

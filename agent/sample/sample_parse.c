@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,6 +132,8 @@ int fs_parse_memory_stat(const char *text, struct fs_memory_stat *out)
 	    KEY(struct fs_memory_stat, inactive_anon, FS_MEM_INACTIVE_ANON),
 	    KEY(struct fs_memory_stat, active_file, FS_MEM_ACTIVE_FILE),
 	    KEY(struct fs_memory_stat, inactive_file, FS_MEM_INACTIVE_FILE),
+	    KEY(struct fs_memory_stat, workingset_refault_anon, FS_MEM_REFAULT_ANON),
+	    KEY(struct fs_memory_stat, workingset_refault_file, FS_MEM_REFAULT_FILE),
 	};
 
 	memset(out, 0, sizeof(*out));
@@ -149,6 +152,42 @@ int fs_parse_memory_events(const char *text, struct fs_memory_events *out)
 
 	memset(out, 0, sizeof(*out));
 	return parse_flat(text, keys, sizeof(keys) / sizeof(keys[0]), out, &out->have);
+}
+
+int fs_parse_meminfo(const char *text, struct fs_meminfo *out)
+{
+	static const struct {
+		const char *key;
+		unsigned bit;
+		size_t offset;
+	} keys[] = {
+	    {"MemTotal:", FS_MI_TOTAL, offsetof(struct fs_meminfo, total)},
+	    {"MemAvailable:", FS_MI_AVAILABLE, offsetof(struct fs_meminfo, available)},
+	};
+	const char *p = text;
+
+	memset(out, 0, sizeof(*out));
+	if (!text)
+		return -EINVAL;
+	for (; *p; p = *line_end(p) ? line_end(p) + 1 : line_end(p)) {
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			size_t kl = strlen(keys[i].key);
+			const char *v = p + kl, *end;
+			uint64_t kb;
+
+			if (strncmp(p, keys[i].key, kl))
+				continue;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			if (parse_u64(v, &end, &kb) < 0 || strncmp(end, " kB", 3) ||
+			    kb > UINT64_MAX / 1024)
+				return -EINVAL;
+			kb *= 1024;
+			memcpy((char *)out + keys[i].offset, &kb, sizeof(kb));
+			out->have |= keys[i].bit;
+		}
+	}
+	return 0;
 }
 
 /* "254:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0\n" */

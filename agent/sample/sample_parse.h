@@ -44,10 +44,15 @@ enum {
 	FS_MEM_INACTIVE_ANON = 1 << 3,
 	FS_MEM_ACTIVE_FILE = 1 << 4,
 	FS_MEM_INACTIVE_FILE = 1 << 5,
+	FS_MEM_REFAULT_ANON = 1 << 6,
+	FS_MEM_REFAULT_FILE = 1 << 7,
 };
 struct fs_memory_stat {
 	unsigned have;
 	uint64_t anon, file, active_anon, inactive_anon, active_file, inactive_file; /* bytes */
+	/* workingset_refault_anon/_file: cumulative counts of pages evicted and
+	 * faulted back in (5.9+; older kernels have one workingset_refault) */
+	uint64_t workingset_refault_anon, workingset_refault_file;
 };
 int fs_parse_memory_stat(const char *text, struct fs_memory_stat *out);
 
@@ -64,6 +69,19 @@ struct fs_memory_events {
 	uint64_t low, high, max, oom, oom_kill; /* counts */
 };
 int fs_parse_memory_events(const char *text, struct fs_memory_events *out);
+
+/* /proc/meminfo: the host's memory (the lines the planner uses), bytes. */
+enum {
+	FS_MI_TOTAL = 1 << 0,
+	FS_MI_AVAILABLE = 1 << 1,
+};
+struct fs_meminfo {
+	unsigned have;
+	uint64_t total;	    /* MemTotal */
+	uint64_t available; /* MemAvailable: free + reclaimable, the kernel's estimate */
+};
+/* "MemTotal:  1004532 kB" lines; the kB values converted to bytes. */
+int fs_parse_meminfo(const char *text, struct fs_meminfo *out);
 
 /* One device's line of io.stat, cumulative. */
 enum {

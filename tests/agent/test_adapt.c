@@ -100,6 +100,8 @@ static void sample(struct fs_tenant_sample *s)
 	s->net_tx_bps = 20;
 	s->cpu_nr_throttled = 3;
 	s->mem_ev_high = 2;
+	s->mem_ev_max = 1;
+	s->mem_refault_bytes = 4096;
 	s->psi_io.some_avg10 = 12;
 	s->cpu_runq_wait_preempted = 0.25;
 }
@@ -199,6 +201,8 @@ static void test_est_sample(void **state)
 	assert_float_equal(es.usage[5], 120, 0);
 	assert_float_equal(es.cpu_throttled_delta, 3, 0);
 	assert_float_equal(es.mem_high_events_delta, 2, 0);
+	assert_float_equal(es.mem_max_events_delta, 1, 0);
+	assert_float_equal(es.mem_refault_bytes, 4096, 0);
 	assert_float_equal(es.psi_io, 12, 0);
 	assert_true(isnan(es.psi_cpu));
 	assert_float_equal(es.cpu_wait, 0.25, 0);
@@ -229,11 +233,23 @@ static void test_limits_one_io_line_per_disk(void **state)
 	t.io_weight = 200;
 	t.mem_high = 1 << 30;
 	t.mem_max = FS_VALUE_MAX;
+	t.mem_low = 1 << 29;
 	t.io[3] = 5 << 20; /* disk 0 writes */
 	t.io[4] = 1 << 20; /* disk 1 reads */
 	fsd_limits(&c->res, &t, &l);
 	assert_int_equal(l.set, FS_LIM_CPU_MAX | FS_LIM_CPU_WEIGHT | FS_LIM_MEM_HIGH |
-				    FS_LIM_MEM_MAX | FS_LIM_IO_WEIGHT | FS_LIM_IO_MAX);
+				    FS_LIM_MEM_MAX | FS_LIM_MEM_LOW | FS_LIM_IO_WEIGHT |
+				    FS_LIM_IO_MAX);
+	assert_int_equal(l.mem_low, 1 << 29);
+	{
+		/* no memory resource: memory.low is left alone */
+		struct fs_resources cpu_only = {0};
+		struct fs_limits l2;
+
+		fs_resources_add(&cpu_only, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0});
+		fsd_limits(&cpu_only, &t, &l2);
+		assert_int_equal(l2.set & FS_LIM_MEM_LOW, 0);
+	}
 	assert_int_equal(l.cpu_quota_us, 50000);
 	assert_int_equal(l.cpu_weight, 300);
 	assert_int_equal(l.io_weight, 200);

@@ -366,6 +366,72 @@ static void test_signals(void **unused)
 	assert_int_equal(st.reasons, 0);
 }
 
+/* Memory is held back by pressure, never by usage: memory.events high or
+ * max, refaults of at least refault_share of its usage in the period, PSI.
+ * Held, its memory demand is probed above its usage (usage cannot exceed
+ * what it was given, so usage alone would never show the shortage). */
+static void test_memory_pressure(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st, prev;
+	struct est_sample s;
+	char why[128];
+
+	(void)unused;
+	fresh(&res, &cfg, &prev, &s);
+
+	/* plain usage, even near capacity, holds nothing back */
+	s.usage[MEM] = 31 * GiB;
+	est_update(&res, &cfg, NULL, &prev, &s, &st);
+	assert_int_equal(st.reasons, 0);
+	assert_near(st.demand[MEM], 31 * GiB);
+
+	/* memory.max events */
+	busy_sample(&s);
+	s.mem_max_events_delta = 2;
+	est_update(&res, &cfg, NULL, &prev, &s, &st);
+	assert_true(st.held[MEM]);
+	assert_false(st.held[CPU]);
+	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "memory-max");
+	assert_near(st.demand[MEM], 2 * GiB * cfg.probe_step);
+
+	/* refaults: 1 % of 2 GiB in the period holds, just below does not */
+	busy_sample(&s);
+	s.mem_refault_bytes = 0.01 * 2 * GiB;
+	est_update(&res, &cfg, NULL, &prev, &s, &st);
+	assert_true(st.held[MEM]);
+	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "memory-refault");
+	s.mem_refault_bytes = 0.0099 * 2 * GiB;
+	est_update(&res, &cfg, NULL, &prev, &s, &st);
+	assert_false(st.held[MEM]);
+	assert_int_equal(st.reasons, 0);
+	/* unknown refaults (NaN, an old kernel) and a disabled share never hold */
+	s.mem_refault_bytes = NAN;
+	est_update(&res, &cfg, NULL, &prev, &s, &st);
+	assert_int_equal(st.reasons, 0);
+	s.mem_refault_bytes = 1 * GiB;
+	cfg.refault_share = 0;
+	est_update(&res, &cfg, NULL, &prev, &s, &st);
+	assert_int_equal(st.reasons, 0);
+	est_config_default(&cfg);
+
+	/* all signals at once, probed up over periods, bounded by capacity */
+	busy_sample(&s);
+	s.usage[MEM] = 20 * GiB;
+	s.mem_high_events_delta = 5;
+	s.mem_max_events_delta = 1;
+	s.mem_refault_bytes = 1 * GiB;
+	s.psi_mem = 50;
+	st = prev;
+	for (int i = 0; i < 6; i++)
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)),
+			    "memory-high,psi-memory,memory-max,memory-refault");
+	assert_near(st.demand[MEM], 32 * GiB);
+	assert_near(st.demand[CPU], 1.5); /* the other resources stay at usage */
+}
+
 /* A declared demand overrides that resource's estimate (even while
  * probing); undeclared resources are still estimated. */
 static void test_declared_overrides(void **unused)
@@ -453,6 +519,7 @@ int main(void)
 	    cmocka_unit_test(test_estimate_falls_gradually),
 	    cmocka_unit_test(test_io_contended),
 	    cmocka_unit_test(test_signals),
+	    cmocka_unit_test(test_memory_pressure),
 	    cmocka_unit_test(test_declared_overrides),
 	    cmocka_unit_test(test_idle_floor),
 	    cmocka_unit_test(test_pure),

@@ -223,66 +223,351 @@ static void test_cpu_floor_and_caps(void **unused)
 	plan_free(&pl);
 }
 
-/* memory.high = allocation; memory.max never below usage + margin, never
- * below memory.high, and lowered by at most 25 % per period. */
-static void test_memory_safety(void **unused)
+static void compute_host(const struct plan_config *cfg, const struct plan_host *h, size_t n,
+			 const struct plan_tenant_in *in, const struct plan *prev, struct plan *out)
+{
+	struct fs_error err = {{0}};
+	int r = plan_compute_host(cfg, h, n, in, prev, out, &err);
+
+	if (r < 0)
+		fail_msg("plan_compute_host: %d %s", r, err.msg);
+}
+
+/* Next plan from the previous one (freed), same input. */
+static void step(const struct plan_config *cfg, const struct plan_host *h, size_t n,
+		 const struct plan_tenant_in *in, struct plan *pl)
+{
+	struct plan next;
+
+	compute_host(cfg, h, n, in, pl, &next);
+	plan_free(pl);
+	*pl = next;
+}
+
+#define PAGEUP(v) (((uint64_t)(v) + 4095) / 4096 * 4096)
+
+/* memory.low = the weight share of the capacity, page aligned, capped by a
+ * configured max, written from the start; with memory not busy nothing is
+ * throttled: memory.high and memory.max are "max". */
+static void test_memory_low_is_share(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[3];
+	struct plan pl;
+	char line[2048];
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "a", 0.5, 0.5 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 0.5, 0.5 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[2], "c", 0.5, 0.5 * GiB, 1 * MiB, 1 * MiB);
+	in[0].weight = 2;
+	in[2].max[MEM] = 1 * GiB + 100;
+	compute(&cfg, 3, in, NULL, &pl);
+	assert_false(pl.mem_busy);
+	assert_false(pl.mem_short);
+	assert_int_equal(pl.t[0].mem_low, (uint64_t)(8 * GiB / 2) / 4096 * 4096);
+	assert_int_equal(pl.t[1].mem_low, (uint64_t)(8 * GiB / 4) / 4096 * 4096);
+	assert_int_equal(pl.t[2].mem_low, 1ull << 30); /* capped, page aligned */
+	for (size_t i = 0; i < 3; i++)
+		assert_true(pl.t[i].mem_max == FS_VALUE_MAX);
+	for (size_t i = 0; i < 2; i++) {
+		assert_true(pl.t[i].mem_high == FS_VALUE_MAX);
+		assert_string_equal(pl.t[i].mem_why, "not busy");
+	}
+	/* c's configured max is its memory.high */
+	assert_int_equal(pl.t[2].mem_high, 1ull << 30);
+	assert_string_equal(pl.t[2].mem_why, "configured max");
+	plan_fmt_summary(&cfg, &pl, 1, line, sizeof(line));
+	assert_non_null(strstr(line, " memory.low=2147483648 mem.why=\"not busy\" "
+				     "mem.max.why=\"not busy\""));
+	plan_free(&pl);
+
+	/* Without a memory resource nothing of memory is set. */
+	plan_config_default(&cfg);
+	fs_resources_add(&cfg.res, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0});
+	compute(&cfg, 1, in, NULL, &pl);
+	assert_true(pl.t[0].mem_low == FS_VALUE_MAX && pl.t[0].mem_high == FS_VALUE_MAX);
+	assert_true(isinf(pl.mem_headroom));
+	plan_fmt_summary(&cfg, &pl, 0, line, sizeof(line));
+	assert_null(strstr(line, "memory.low="));
+	plan_free(&pl);
+}
+
+/* Busy memory: memory.high is in place before the shortage. A tenant above
+ * its share may grow by mem_grow of the headroom per period, shared by
+ * weight among the tenants above their share (and itself); one within its
+ * share keeps at least its share. The headroom is the smaller of the
+ * capacity left by the working sets (cache does not count) and
+ * MemAvailable - margin. memory.max backs memory.high up by the margin. */
+static void test_memory_growth_guard(void **unused)
 {
 	struct plan_config cfg;
 	struct plan_tenant_in in[2];
-	struct plan p1, p2, p3;
+	struct plan_host h;
+	struct plan pl;
 	const uint64_t margin = 64ull << 20;
 
 	(void)unused;
 	host(&cfg);
-	/* both want 6 GiB of 8: memory is the only bottleneck, 4 GiB each */
+	tenant(&in[0], "steady", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 4.5 * GiB, 1 * MiB, 1 * MiB);
+	in[1].usage[MEM] = 5 * GiB;
+	in[1].mem_reclaimable = 0.5 * GiB; /* working set 4.5 GiB */
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_true(pl.mem_busy);
+	assert_false(pl.mem_short);
+	assert_near(pl.mem_headroom, 2.5 * GiB);
+	assert_int_equal(pl.t[1].mem_high, (uint64_t)(5 * GiB + 0.5 * 2.5 * GiB));
+	assert_string_equal(pl.t[1].mem_why, "busy: growth guard");
+	assert_near(pl.t[1].limit[MEM], (double)pl.t[1].mem_high);
+	assert_int_equal(pl.t[1].mem_max, pl.t[1].mem_high + margin);
+	assert_string_equal(pl.t[1].mem_max_why, "busy: backstop at memory.high + margin");
+	/* steady: 1 + 0.5 x 2.5 / 2 GiB < its 4 GiB share: its share */
+	assert_int_equal(pl.t[0].mem_high, 4ull << 30);
+	assert_string_equal(pl.t[0].mem_why, "busy: its share");
+	assert_int_equal(pl.t[0].mem_max, (4ull << 30) + margin);
+	plan_free(&pl);
+
+	/* The host has less than the config says: MemAvailable - margin. */
+	plan_host_unknown(&h);
+	h.mem_available = 1 * GiB + (double)margin;
+	compute_host(&cfg, &h, 2, in, NULL, &pl);
+	assert_near(pl.mem_headroom, 1 * GiB);
+	assert_int_equal(pl.t[1].mem_high, (uint64_t)(5.5 * GiB));
+	plan_free(&pl);
+
+	/* Weights: the hog (share 2 GiB) above its share has the whole guard;
+	 * steady (weight 3, share 6 GiB) below its share splits it with the
+	 * hog, 3:1, and keeps its share anyway. */
+	in[0].usage[MEM] = 4.5 * GiB;
+	in[1].usage[MEM] = 3 * GiB;
+	in[1].mem_reclaimable = 0;
+	in[0].weight = 3;
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_near(pl.mem_headroom, 0.5 * GiB);
+	assert_int_equal(pl.t[1].mem_high, (uint64_t)(3 * GiB + 0.5 * 0.5 * GiB));
+	assert_int_equal(pl.t[0].mem_high, 6ull << 30);
+	assert_int_equal(pl.t[0].mem_low, 6ull << 30);
+	plan_free(&pl);
+	in[0].weight = 1;
+
+	/* Below mem_busy (0.3 x 8 GiB): lifted; leaving busy takes 0.9 x that. */
+	tenant(&in[0], "steady", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_false(pl.mem_busy);
+	assert_true(pl.t[1].mem_high == FS_VALUE_MAX && pl.t[1].mem_max == FS_VALUE_MAX);
+	in[1].usage[MEM] = 1.5 * GiB; /* 2.5 GiB */
+	step(&cfg, NULL, 2, in, &pl);
+	assert_true(pl.mem_busy);
+	assert_true(pl.t[1].mem_high != FS_VALUE_MAX && pl.t[1].mem_max != FS_VALUE_MAX);
+	in[1].usage[MEM] = 1.2 * GiB; /* 2.2 GiB, above 2.16: stays busy */
+	step(&cfg, NULL, 2, in, &pl);
+	assert_true(pl.mem_busy);
+	in[1].usage[MEM] = 1.1 * GiB; /* 2.1 GiB */
+	step(&cfg, NULL, 2, in, &pl);
+	assert_false(pl.mem_busy);
+	assert_true(pl.t[1].mem_high == FS_VALUE_MAX && pl.t[1].mem_max == FS_VALUE_MAX);
+	plan_free(&pl);
+}
+
+/* Short of memory: a tenant above its share has memory.high stepped down
+ * by mem_high_step per period from the value in force, to its share and
+ * never below; then the values stay put (stable outputs). memory.max is
+ * never below usage + margin, falls by at most mem_step_down per period,
+ * is not raised while the host is critical, and its margin shrinks to what
+ * the host still has. Short is left after mem_short_hold calm periods. */
+static void test_memory_short_steps_down(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan_host h;
+	struct plan pl;
+	const uint64_t margin = 64ull << 20, share = 4ull << 30;
+	uint64_t last = 0;
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "steady", 0.5, 2.9 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
+	/* 7.9 of 8 GiB used: headroom 0.1 GiB <= 5 % of 8 */
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_true(pl.mem_short);
+	/* no value in force yet: from its usage */
+	assert_int_equal(pl.t[1].mem_high, (uint64_t)(5 * GiB * 0.9) / 4096 * 4096);
+	assert_string_equal(pl.t[1].mem_why, "short: stepping down");
+	assert_int_equal(pl.t[1].mem_max, (5ull << 30) + margin); /* usage + margin */
+	assert_string_equal(pl.t[1].mem_max_why, "above memory.high: usage + margin");
+	assert_int_equal(pl.t[0].mem_high, share); /* steady: within its share */
+	assert_int_equal(pl.t[0].mem_max, share + margin);
+	last = pl.t[1].mem_high;
+	/* the hog stays at 5 GiB (anon, no swap: nothing to reclaim) */
+	for (int k = 0; k < 10; k++) {
+		step(&cfg, NULL, 2, in, &pl);
+		assert_true(pl.t[1].mem_high >= share);
+		assert_true(pl.t[1].mem_high <= last);
+		assert_true((double)pl.t[1].mem_high >= 0.9 * (double)last - 4096);
+		assert_int_equal(pl.t[1].mem_max, (5ull << 30) + margin);
+		last = pl.t[1].mem_high;
+	}
+	assert_int_equal(pl.t[1].mem_high, share);
+	assert_string_equal(pl.t[1].mem_why, "short: held at share");
+	assert_int_equal(pl.t[0].mem_low, share);
+	assert_int_equal(pl.t[1].mem_low, share);
+	/* steady state: nothing moves */
+	{
+		struct plan before = pl;
+		struct plan next;
+
+		compute_host(&cfg, NULL, 2, in, &before, &next);
+		for (size_t i = 0; i < 2; i++) {
+			assert_int_equal(next.t[i].mem_high, before.t[i].mem_high);
+			assert_int_equal(next.t[i].mem_max, before.t[i].mem_max);
+			assert_int_equal(next.t[i].mem_low, before.t[i].mem_low);
+		}
+		plan_free(&next);
+	}
+	/* it creeps up: memory.max follows, never below usage + margin, even
+	 * within the dead band of the value in force */
+	in[1].usage[MEM] = 5.01 * GiB;
+	step(&cfg, NULL, 2, in, &pl);
+	assert_int_equal(pl.t[1].mem_max, PAGEUP(5.01 * GiB + margin));
+	in[1].usage[MEM] = 5.2 * GiB;
+	step(&cfg, NULL, 2, in, &pl);
+	assert_int_equal(pl.t[1].mem_max, PAGEUP(5.2 * GiB + margin));
+	/* the host is critical (MemAvailable < 2 x margin): not raised again */
+	plan_host_unknown(&h);
+	h.mem_available = 100 * MiB;
+	in[1].usage[MEM] = 5.25 * GiB;
+	step(&cfg, &h, 2, in, &pl);
+	assert_true(pl.mem_critical);
+	assert_near(pl.mem_max_margin, 18 * MiB); /* (100 - 64) / 2 */
+	assert_int_equal(pl.t[1].mem_max, PAGEUP(5.2 * GiB + margin));
+	assert_string_equal(pl.t[1].mem_max_why, "host critical: not raised");
+	/* a killed worker frees memory: memory.max falls at most 25 % a period */
+	in[1].usage[MEM] = 4.9 * GiB;
+	step(&cfg, NULL, 2, in, &pl);
+	assert_true(pl.mem_short); /* 0.2 GiB headroom, below 2 x 5 %: still short */
+	assert_int_equal(pl.t[1].mem_max, PAGEUP(4.9 * GiB + margin));
+	/* room again (the steady tenant left): short for 5 more calm periods */
+	in[0].usage[MEM] = 0;
+	for (unsigned k = 1; k < cfg.mem_short_hold; k++) {
+		step(&cfg, NULL, 2, in, &pl);
+		assert_true(pl.mem_short);
+	}
+	step(&cfg, NULL, 2, in, &pl);
+	assert_false(pl.mem_short);
+	assert_true(pl.mem_busy);
+	assert_string_equal(pl.t[1].mem_why, "busy: growth guard");
+	assert_true(pl.t[1].mem_max >= pl.t[1].mem_high + margin);
+	plan_free(&pl);
+
+	/* The host has little left: memory.max's margin is half of what it has
+	 * beyond mem_margin (80 - 64 MiB: 8 MiB), at least mem_margin_min. */
+	tenant(&in[0], "steady", 0.5, 2.9 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
+	plan_host_unknown(&h);
+	h.mem_available = 80 * MiB;
+	compute_host(&cfg, &h, 2, in, NULL, &pl);
+	assert_near(pl.mem_max_margin, 8 * MiB);
+	assert_int_equal(pl.t[1].mem_max, (5ull << 30) + (8ull << 20));
+	h.mem_available = 10 * MiB;
+	in[1].usage[MEM] = 5.01 * GiB;
+	step(&cfg, &h, 2, in, &pl);
+	assert_near(pl.mem_max_margin, 4 * MiB);
+	assert_int_equal(pl.t[1].mem_max, (5ull << 30) + (8ull << 20)); /* critical */
+	plan_free(&pl);
+
+	/* memory.max does not follow the margin's jitter with MemAvailable: a
+	 * value between usage/memory.high + margin and memory.high + mem_margin
+	 * stays. */
+	tenant(&in[0], "steady", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 3 * GiB, 1 * MiB, 1 * MiB);
+	plan_host_unknown(&h);
+	h.mem_available = 3 * GiB;
+	compute_host(&cfg, &h, 2, in, NULL, &pl);
+	assert_true(pl.mem_busy);
+	last = pl.t[0].mem_max;
+	assert_int_equal(last, share + margin);
+	for (int k = 0; k < 8; k++) {
+		h.mem_available = (k % 2 ? 150 : 80) * MiB;
+		step(&cfg, &h, 2, in, &pl);
+		assert_int_equal(pl.t[0].mem_max, last);
+		assert_int_equal(pl.t[1].mem_max, share + margin);
+	}
+	plan_free(&pl);
+
+	/* Host memory PSI full alone makes it short; calm is PSI below half. */
+	tenant(&in[0], "steady", 0.5, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
+	plan_host_unknown(&h);
+	h.mem_psi_full = 12;
+	compute_host(&cfg, &h, 2, in, NULL, &pl);
+	assert_true(pl.mem_short);
+	h.mem_psi_full = 6;
+	for (unsigned k = 0; k < 2 * cfg.mem_short_hold; k++) {
+		step(&cfg, &h, 2, in, &pl);
+		assert_true(pl.mem_short);
+	}
+	h.mem_psi_full = 4;
+	for (unsigned k = 1; k < cfg.mem_short_hold; k++)
+		step(&cfg, &h, 2, in, &pl);
+	assert_true(pl.mem_short);
+	step(&cfg, &h, 2, in, &pl);
+	assert_false(pl.mem_short);
+	plan_free(&pl);
+}
+
+/* The allocation still caps memory.high when memory saturates (both want
+ * 6 GiB of 8: 4 GiB each), never below the share; memory.max is never
+ * below memory.high, nor below usage + margin, page aligned. */
+static void test_memory_safety(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan pl;
+	const uint64_t margin = 64ull << 20;
+
+	(void)unused;
+	host(&cfg);
 	tenant(&in[0], "a", 0.5, 6 * GiB, 1 * MiB, 1 * MiB);
 	tenant(&in[1], "b", 0.5, 6 * GiB, 1 * MiB, 1 * MiB);
 	in[0].usage[MEM] = 5 * GiB; /* a is above its allocation */
-	in[1].usage[MEM] = 1 * GiB;
-	compute(&cfg, 2, in, NULL, &p1);
-	assert_int_equal(p1.mode, PLAN_MODE_LIMITS);
-	assert_true(p1.saturated[MEM]);
-	for (size_t i = 0; i < 2; i++) {
-		assert_near(p1.t[i].x, 2.0 / 3);
-		assert_int_equal(p1.t[i].mem_high, 4ull << 30);
-		/* first step down from "max" (= capacity + margin) is bounded */
-		uint64_t step = (uint64_t)llround((8 * GiB + margin) * 0.75);
-		assert_int_equal(p1.t[i].mem_max, (step + 4095) / 4096 * 4096);
-		assert_true(p1.t[i].mem_max >= p1.t[i].mem_high);
-		assert_int_equal(p1.t[i].mem_max % 4096, 0);
-	}
+	in[1].usage[MEM] = 2.7 * GiB;
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_int_equal(pl.mode, PLAN_MODE_LIMITS);
+	assert_true(pl.saturated[MEM]);
+	for (size_t i = 0; i < 2; i++)
+		assert_near(pl.t[i].x, 2.0 / 3);
+	assert_int_equal(pl.t[1].mem_high, 4ull << 30);
+	for (int k = 0; k < 30; k++) {
+		step(&cfg, NULL, 2, in, &pl);
+		for (size_t i = 0; i < 2; i++) {
+			const struct plan_tenant *t = &pl.t[i];
 
-	compute(&cfg, 2, in, &p1, &p2);
-	/* a: 0.75 * previous < usage + margin -> usage + margin */
-	assert_int_equal(p2.t[0].mem_max, (5ull << 30) + margin);
-	/* b: usage is small; bounded by the step from the previous value */
-	uint64_t step = (uint64_t)llround((double)p1.t[1].mem_max * 0.75);
-	assert_int_equal(p2.t[1].mem_max, (step + 4095) / 4096 * 4096);
-	assert_true(p2.t[1].mem_max > (4ull << 30) + margin);
-
-	/* b converges to memory.high + margin, never below */
-	for (int k = 0; k < 10; k++) {
-		compute(&cfg, 2, in, &p2, &p3);
-		assert_true(p3.t[1].mem_max <= p2.t[1].mem_max);
-		assert_true(p3.t[1].mem_max >= (uint64_t)(0.75 * (double)p2.t[1].mem_max));
-		plan_free(&p2);
-		p2 = p3;
+			assert_true(t->mem_high >= (4ull << 30));
+			assert_int_equal(t->mem_high % 4096, 0);
+			assert_true(t->mem_max != FS_VALUE_MAX);
+			assert_true(t->mem_max >= t->mem_high + margin);
+			assert_true(t->mem_max >= (uint64_t)in[i].usage[MEM] + margin);
+			assert_int_equal(t->mem_max % 4096, 0);
+		}
 	}
-	assert_int_equal(p2.t[1].mem_max, (4ull << 30) + margin);
-	assert_int_equal(p2.t[0].mem_max, (5ull << 30) + margin);
+	assert_true(pl.mem_short);
+	assert_int_equal(pl.t[0].mem_high, 4ull << 30);
+	assert_int_equal(pl.t[0].mem_max, (5ull << 30) + margin);
+	assert_int_equal(pl.t[1].mem_max, (4ull << 30) + margin);
 
 	/* without margin memory.max is still never below memory.high */
-	cfg.mem_margin = 0;
-	in[0].usage[MEM] = 0;
+	cfg.mem_margin = cfg.mem_margin_min = 0;
+	in[0].usage[MEM] = 4.5 * GiB;
 	for (int k = 0; k < 20; k++) {
-		compute(&cfg, 2, in, &p2, &p3);
-		assert_true(p3.t[0].mem_max >= p3.t[0].mem_high);
-		plan_free(&p2);
-		p2 = p3;
+		step(&cfg, NULL, 2, in, &pl);
+		assert_true(pl.t[0].mem_max >= pl.t[0].mem_high);
+		assert_true(pl.t[0].mem_max >= (uint64_t)(4.5 * GiB));
 	}
-	assert_int_equal(p2.t[0].mem_max, p2.t[0].mem_high);
-	plan_free(&p1);
-	plan_free(&p2);
+	plan_free(&pl);
 }
 
 /* io: each direction is its own resource, so the io.max split follows the
@@ -659,6 +944,9 @@ int main(void)
 	    cmocka_unit_test(test_single_bottleneck_limits),
 	    cmocka_unit_test(test_leftover_by_weight),
 	    cmocka_unit_test(test_cpu_floor_and_caps),
+	    cmocka_unit_test(test_memory_low_is_share),
+	    cmocka_unit_test(test_memory_growth_guard),
+	    cmocka_unit_test(test_memory_short_steps_down),
 	    cmocka_unit_test(test_memory_safety),
 	    cmocka_unit_test(test_io_split_by_mix),
 	    cmocka_unit_test(test_two_bottlenecks_weights),

@@ -23,6 +23,7 @@
 
 #include "agent_testutil.h"
 #include "sample.h"
+#include "host_mem.h"
 #include "sample_parse.h"
 
 static const char cpu_stat_61[] = "usage_usec 856696\n"
@@ -80,11 +81,69 @@ static void test_memory_stat(void **state)
 	assert_int_equal(s.active_file, 0);
 	assert_int_equal(s.have, FS_MEM_ANON | FS_MEM_FILE | FS_MEM_ACTIVE_ANON |
 				     FS_MEM_INACTIVE_ANON | FS_MEM_ACTIVE_FILE |
-				     FS_MEM_INACTIVE_FILE);
+				     FS_MEM_INACTIVE_FILE | FS_MEM_REFAULT_ANON);
+	assert_int_equal(s.workingset_refault_anon, 0);
+	assert_int_equal(fs_parse_memory_stat("workingset_refault_anon 3\n"
+					      "workingset_refault_file 40\n"
+					      "workingset_refault 9\n",
+					      &s),
+			 0);
+	assert_int_equal(s.have, FS_MEM_REFAULT_ANON | FS_MEM_REFAULT_FILE);
+	assert_int_equal(s.workingset_refault_anon, 3);
+	assert_int_equal(s.workingset_refault_file, 40);
 	/* "file" must not match "file_mapped" and vice versa. */
 	assert_int_equal(fs_parse_memory_stat("file_mapped 9\n", &s), 0);
 	assert_int_equal(s.have, 0);
 	assert_int_equal(s.file, 0);
+}
+
+/* /proc/meminfo as 6.1 prints it: kB values to bytes, other lines ignored. */
+static void test_meminfo(void **state)
+{
+	struct fs_meminfo m;
+	const char text[] = "MemTotal:        1004532 kB\n"
+			    "MemFree:          712340 kB\n"
+			    "MemAvailable:     851200 kB\n"
+			    "Buffers:               0 kB\n"
+			    "HugePages_Total:       0\n";
+
+	(void)state;
+	assert_int_equal(fs_parse_meminfo(text, &m), 0);
+	assert_int_equal(m.have, FS_MI_TOTAL | FS_MI_AVAILABLE);
+	assert_true(m.total == 1004532ull * 1024);
+	assert_true(m.available == 851200ull * 1024);
+	/* A kernel before 3.14 has no MemAvailable: not there, not an error. */
+	assert_int_equal(fs_parse_meminfo("MemTotal: 10 kB\nMemFree: 5 kB\n", &m), 0);
+	assert_int_equal(m.have, FS_MI_TOTAL);
+	assert_int_equal(fs_parse_meminfo("MemAvailable: x kB\n", &m), -EINVAL);
+	assert_int_equal(fs_parse_meminfo("MemAvailable: 5 MB\n", &m), -EINVAL);
+	assert_int_equal(fs_parse_meminfo(NULL, &m), -EINVAL);
+}
+
+/* The host's memory from a fake procfs: meminfo and pressure/memory. */
+static void test_host_mem(void **state)
+{
+	char *root = at_mkdtemp();
+	struct fs_host_mem h;
+
+	(void)state;
+	assert_int_equal(fs_host_mem_read(root, &h), -ENOENT);
+	assert_true(isnan(h.available) && isnan(h.psi_some_avg10));
+	at_write(root, "meminfo", "MemTotal: 2048 kB\nMemAvailable: 1024 kB\n");
+	assert_int_equal(fs_host_mem_read(root, &h), 0);
+	assert_true(h.total == 2048 * 1024.0);
+	assert_true(h.available == 1024 * 1024.0);
+	assert_true(isnan(h.psi_some_avg10)); /* no PSI */
+	at_write(root, "pressure/memory",
+		 "some avg10=12.50 avg60=1.00 avg300=0.00 total=99\n"
+		 "full avg10=3.25 avg60=0.00 avg300=0.00 total=9\n");
+	assert_int_equal(fs_host_mem_read(root, &h), 0);
+	assert_true(h.psi_some_avg10 == 12.5);
+	assert_true(h.psi_full_avg10 == 3.25);
+	at_write(root, "meminfo", "MemTotal: 2048 kB\n");
+	assert_int_equal(fs_host_mem_read(root, &h), -EINVAL);
+	at_rmtree(root);
+	free(root);
 }
 
 static void test_memory_events(void **state)
@@ -279,6 +338,33 @@ static void test_sampler_rates(void **state)
 	assert_true(s.mem_ev_high == 0);
 	assert_true(s.psi_mem.some_us == 300);
 	assert_true(s.psi_mem.full_us == 0);
+	assert_true(isnan(s.mem_refault_bytes)); /* no refault keys */
+	fs_sampler_cgroupfs.close(st);
+}
+
+/* Refaults: the period's increase of workingset_refault_anon + _file, in
+ * bytes; unknown on the first sample. */
+static void test_sampler_refaults(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1"};
+	struct fs_tenant_sample s;
+	double page = (double)sysconf(_SC_PAGESIZE);
+	void *st;
+
+	write_counters(f->root, cgs[0], 1000000, 0, 0, 0, 100, true);
+	at_write(f->root, "t1/memory.stat",
+		 "anon 8192\nworkingset_refault_anon 10\nworkingset_refault_file 100\n");
+	open_sampler(f, &st, 1, cgs);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, &s), 0);
+	assert_true(isnan(s.mem_refault_bytes));
+	at_write(f->root, "t1/memory.stat",
+		 "anon 8192\nworkingset_refault_anon 12\nworkingset_refault_file 150\n");
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, &s), 0);
+	assert_false(s.reset);
+	assert_true(s.mem_refault_bytes == 52 * page);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, &s), 0);
+	assert_true(s.mem_refault_bytes == 0);
 	fs_sampler_cgroupfs.close(st);
 }
 
@@ -664,10 +750,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cpu_stat),
 	    cmocka_unit_test(test_memory_stat),
+	    cmocka_unit_test(test_meminfo),
+	    cmocka_unit_test(test_host_mem),
 	    cmocka_unit_test(test_memory_events),
 	    cmocka_unit_test(test_io_stat),
 	    cmocka_unit_test(test_pressure),
 	    cmocka_unit_test_setup_teardown(test_sampler_rates, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_refaults, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_counter_reset, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_missing_cgroup, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_symlink_refused, setup, teardown),

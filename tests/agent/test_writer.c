@@ -72,13 +72,10 @@ static void make_cgroup(struct fake *f, const char *cg)
 {
 	char p[256];
 	static const char *const files[][2] = {
-	    {"cpu.max", "max 100000\n"},
-	    {"cpu.max.burst", "0\n"},
-	    {"cpu.weight", "100\n"},
-	    {"memory.high", "max\n"},
-	    {"memory.max", "max\n"},
-	    {"memory.current", "1048576\n"},
-	    {"io.max", ""},
+	    {"cpu.max", "max 100000\n"},     {"cpu.max.burst", "0\n"},
+	    {"cpu.weight", "100\n"},	     {"memory.high", "max\n"},
+	    {"memory.max", "max\n"},	     {"memory.low", "0\n"},
+	    {"memory.current", "1048576\n"}, {"io.max", ""},
 	    {"io.weight", "default 100\n"},
 	};
 
@@ -153,13 +150,14 @@ static struct fs_writer *open_writer(struct fake *f)
 static struct fs_limits some_limits(void)
 {
 	struct fs_limits l = {
-	    .set = FS_LIM_CPU_MAX | FS_LIM_MEM_HIGH | FS_LIM_MEM_MAX | FS_LIM_IO_MAX |
-		   FS_LIM_CPU_WEIGHT | FS_LIM_IO_WEIGHT,
+	    .set = FS_LIM_CPU_MAX | FS_LIM_MEM_HIGH | FS_LIM_MEM_MAX | FS_LIM_MEM_LOW |
+		   FS_LIM_IO_MAX | FS_LIM_CPU_WEIGHT | FS_LIM_IO_WEIGHT,
 	    .cpu_quota_us = 50000,
 	    .cpu_period_us = 100000,
 	    .cpu_weight = 200,
 	    .mem_high = 64 << 20,
 	    .mem_max = 128 << 20,
+	    .mem_low = 32 << 20,
 	    .n_io = 1,
 	    .io = {{.dev = {254, 0},
 		    .rbps = 4194304,
@@ -179,15 +177,16 @@ static void test_apply_and_restore(void **state)
 	struct fs_writer *w = open_writer(f);
 
 	assert_int_equal(fs_writer_apply(w, A, &l, 1, &res), 0);
-	assert_int_equal(res.written, 6);
+	assert_int_equal(res.written, 7);
 	assert_int_equal(res.failed, 0);
 	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
 	assert_string_equal(cg_read(f, "a.slice", "memory.high"), "67108864");
 	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "134217728");
+	assert_string_equal(cg_read(f, "a.slice", "memory.low"), "33554432");
 	assert_string_equal(cg_read(f, "a.slice", "io.max"),
 			    "254:0 rbps=4194304 wbps=2097152 riops=max wiops=max");
 	assert_string_equal(cg_read(f, "a.slice", "io.weight"), "default 50");
-	assert_int_equal(fs_writer_saved_count(w), 6);
+	assert_int_equal(fs_writer_saved_count(w), 7);
 	/* The originals are on disk before anything was written. */
 	assert_non_null(at_read(f->state, FS_WRITER_STATE_FILE));
 	assert_non_null(
@@ -197,7 +196,7 @@ static void test_apply_and_restore(void **state)
 	f->n_calls = 0;
 	assert_int_equal(fs_writer_apply(w, A, &l, 2, &res), 0);
 	assert_int_equal(res.written, 0);
-	assert_int_equal(res.unchanged, 6);
+	assert_int_equal(res.unchanged, 7);
 	assert_int_equal(f->n_calls, 0);
 	/* One change: one write. */
 	l.cpu_quota_us = 70000;
@@ -210,6 +209,7 @@ static void test_apply_and_restore(void **state)
 	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "max 100000");
 	assert_string_equal(cg_read(f, "a.slice", "memory.high"), "max");
 	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "max");
+	assert_string_equal(cg_read(f, "a.slice", "memory.low"), "0");
 	assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "100");
 	assert_string_equal(cg_read(f, "a.slice", "io.weight"), "default 100");
 	/* No io.max line before: restored as unlimited. */
@@ -232,15 +232,18 @@ static void test_originals_survive_restart(void **state)
 	/* The next run finds our own values in the files; it must keep the
 	 * originals of the first run. */
 	w = open_writer(f);
-	assert_int_equal(fs_writer_saved_count(w), 6);
+	assert_int_equal(fs_writer_saved_count(w), 7);
 	l.cpu_quota_us = 20000;
 	l.mem_max = 96 << 20;
+	l.mem_low = 48 << 20;
 	assert_int_equal(fs_writer_apply(w, A, &l, 1, NULL), 0);
 	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "20000 100000");
-	assert_int_equal(fs_writer_saved_count(w), 6);
+	assert_string_equal(cg_read(f, "a.slice", "memory.low"), "50331648");
+	assert_int_equal(fs_writer_saved_count(w), 7);
 	assert_int_equal(fs_writer_restore(w), 0);
 	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "max 100000");
 	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "max");
+	assert_string_equal(cg_read(f, "a.slice", "memory.low"), "0");
 	fs_writer_close(w);
 }
 
@@ -259,7 +262,7 @@ static void test_one_writer_per_state_dir(void **state)
 	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
 	fs_writer_close(w);
 	w2 = open_writer(f);
-	assert_int_equal(fs_writer_saved_count(w2), 6);
+	assert_int_equal(fs_writer_saved_count(w2), 7);
 	fs_writer_close(w2);
 }
 
@@ -278,7 +281,7 @@ static void test_release_without_config(void **state)
 	assert_string_equal(cg_read(f, "b.slice/inner", "cpu.max"), "max 100000");
 	assert_string_equal(cg_read(f, "b.slice/inner", "memory.high"), "max");
 	assert_null(at_read(f->state, FS_WRITER_STATE_FILE));
-	assert_non_null(strstr(f->last_log, "restored 12 of 12"));
+	assert_non_null(strstr(f->last_log, "restored 14 of 14"));
 	/* Nothing to do is success too. */
 	assert_int_equal(fs_release(f->state, f->root, NULL, NULL), 0);
 }
@@ -697,14 +700,14 @@ static void test_steady_state_touches_nothing(void **state)
 
 	l[B].cpu_weight = 400;
 	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 1, res), 0);
-	assert_int_equal(res[A].written, 6);
-	assert_int_equal(res[B].written, 6);
+	assert_int_equal(res[A].written, 7);
+	assert_int_equal(res[B].written, 7);
 	assert_true(count_events(fd, NULL) > 0); /* the watch sees the writer */
 
 	f->n_calls = 0;
 	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 2, res), 0);
-	assert_int_equal(res[A].unchanged, 6);
-	assert_int_equal(res[B].unchanged, 6);
+	assert_int_equal(res[A].unchanged, 7);
+	assert_int_equal(res[B].unchanged, 7);
 	assert_int_equal(f->n_calls, 0);
 	assert_int_equal(count_events(fd, NULL), 0); /* no open, no read */
 
@@ -755,7 +758,7 @@ static void test_crashed_run_state(void **state)
 	fd = watch_saves(f);
 	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 1, NULL), 0);
 	assert_int_equal(count_events(fd, FS_WRITER_STATE_FILE), 1);
-	assert_int_equal(fs_writer_saved_count(w), 4 + 5 + 4);
+	assert_int_equal(fs_writer_saved_count(w), 4 + 6 + 5);
 	st = at_read(f->state, FS_WRITER_STATE_FILE);
 	assert_non_null(strstr(st, "orig a.slice memory.high 12345\n"));
 	assert_null(strstr(st, "orig a.slice memory.high 67108864"));
@@ -808,7 +811,7 @@ static void test_recreated_cgroup(void **state)
 
 	fs_writer_recheck(w, A); /* the sampler saw a new baseline */
 	assert_int_equal(fs_writer_apply(w, A, &l, 2, &res), 0);
-	assert_int_equal(res.written, 6);
+	assert_int_equal(res.written, 7);
 	assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "200");
 	assert_non_null(
 	    strstr(at_read(f->state, FS_WRITER_STATE_FILE), "orig a.slice cpu.weight 77\n"));
@@ -819,9 +822,9 @@ static void test_recreated_cgroup(void **state)
 	at_write(f->root, "a.slice/cpu.weight", "88\n");
 	at_rmtree(to);
 	assert_int_equal(fs_writer_apply(w, A, &l, 3, &res), 0);
-	assert_int_equal(res.unchanged, 6);
+	assert_int_equal(res.unchanged, 7);
 	assert_int_equal(fs_writer_apply(w, A, &l, 62000000, &res), 0);
-	assert_int_equal(res.written, 6);
+	assert_int_equal(res.written, 7);
 	assert_non_null(
 	    strstr(at_read(f->state, FS_WRITER_STATE_FILE), "orig a.slice cpu.weight 88\n"));
 	assert_int_equal(fs_writer_restore(w), 0);

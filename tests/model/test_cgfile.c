@@ -18,13 +18,14 @@ static struct fs_limits all_limits(void)
 {
 	struct fs_limits l = {
 	    .set = FS_LIM_CPU_MAX | FS_LIM_CPU_BURST | FS_LIM_CPU_WEIGHT | FS_LIM_MEM_HIGH |
-		   FS_LIM_MEM_MAX | FS_LIM_IO_MAX | FS_LIM_IO_WEIGHT,
+		   FS_LIM_MEM_MAX | FS_LIM_MEM_LOW | FS_LIM_IO_MAX | FS_LIM_IO_WEIGHT,
 	    .cpu_quota_us = 50000,
 	    .cpu_period_us = 0, /* default 100000 */
 	    .cpu_burst_us = 2000,
 	    .cpu_weight = 300,
 	    .mem_high = 64 << 20,
 	    .mem_max = FS_VALUE_MAX,
+	    .mem_low = 32 << 20,
 	    .n_io = 2,
 	    .io = {{{8, 0}, 4194304, FS_VALUE_MAX, FS_VALUE_MAX, 1000},
 		   {{259, 1}, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX}},
@@ -46,7 +47,8 @@ static void test_table(void **state)
 		bits |= fs_cgfiles[f].bit;
 		assert_int_equal(fs_cgfiles[f].per_disk, f == FS_CGF_IO_MAX);
 	}
-	assert_int_equal(bits, 0x7f);
+	assert_int_equal(bits, 0xff);
+	assert_string_equal(fs_cgfiles[FS_CGF_MEM_LOW].name, "memory.low");
 	assert_string_equal(fs_cgfiles[FS_CGF_CPU_BURST].name, "cpu.max.burst");
 	assert_int_equal(fs_cgfiles[FS_CGF_IO_MAX].bit, FS_LIM_IO_MAX);
 	assert_int_equal(fs_cgfile_by_name("cgroup.procs"), -1);
@@ -97,6 +99,8 @@ static void test_format(void **state)
 	assert_string_equal(b, "67108864");
 	assert_int_equal(fs_cgfile_format(FS_CGF_MEM_MAX, &l, 0, b, sizeof(b)), 0);
 	assert_string_equal(b, "max");
+	assert_int_equal(fs_cgfile_format(FS_CGF_MEM_LOW, &l, 0, b, sizeof(b)), 0);
+	assert_string_equal(b, "33554432");
 	assert_int_equal(fs_cgfile_format(FS_CGF_IO_WEIGHT, &l, 0, b, sizeof(b)), 0);
 	assert_string_equal(b, "default 50");
 	assert_int_equal(fs_cgfile_format(FS_CGF_IO_MAX, &l, 0, b, sizeof(b)), 0);

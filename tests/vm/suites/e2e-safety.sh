@@ -19,13 +19,14 @@ e2e_tenant "$conf" b 1
 t_check "tenant cgroups created" eval 'e2e_setup && e2e_tenants a b'
 
 # Originals an operator might have set; the daemon must give them back.
-FILES=(cpu.max cpu.weight memory.high memory.max io.weight io.max)
+FILES=(cpu.max cpu.weight memory.high memory.max memory.low io.weight io.max)
 cg_set $T/a cpu.max "80000 100000"
 cg_set $T/a cpu.weight 50
 cg_set $T/a memory.high $((600 * MiB))
 cg_set $T/a memory.max $((800 * MiB))
 cg_set $T/b cpu.weight 300
 cg_set $T/b memory.high $((700 * MiB))
+cg_set $T/b memory.low $((5 * MiB)) # the daemon writes the share there
 [[ -e $(cg_path $T/b)/io.weight ]] && cg_set $T/b io.weight "default 50"
 cg_set $T/b io.max "$(scratch_dev) wbps=$((100 * MiB))"
 declare -A orig=()
