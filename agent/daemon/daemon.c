@@ -624,8 +624,8 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 	d->pcfg_now = d->pcfg;
 	d->pcfg_now.res = d->res_now;
 	memcpy(d->pcfg_now.contended, d->ct.contended, sizeof(d->pcfg_now.contended));
-	r = plan_compute_host(&d->pcfg_now, &host, d->n, d->ta.pin,
-			      d->have_plan ? &d->plan : NULL, &next, &err);
+	r = plan_compute_host(&d->pcfg_now, &host, d->n, d->ta.pin, d->have_plan ? &d->plan : NULL,
+			      &next, &err);
 	if (r < 0) {
 		fsd_err("solving with %s failed, limits unchanged: %s",
 			fs_conf_policy_name(d->conf->agent.policy), err.msg);
