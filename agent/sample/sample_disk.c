@@ -3,11 +3,11 @@
 #include "sample_disk.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
-#include <unistd.h>
+
+#include "readfile.h"
 
 int fs_parse_diskstat(const char *text, struct fs_disk_counters *out)
 {
@@ -37,24 +37,14 @@ int fs_parse_diskstat(const char *text, struct fs_disk_counters *out)
 int fs_disk_counters_read(const char *sysfs_root, struct fs_devnum dev,
 			  struct fs_disk_counters *out)
 {
-	char path[4096], buf[512];
-	ssize_t n;
-	int fd, r;
+	char dir[4096], buf[512];
+	int r;
 
-	r = snprintf(path, sizeof(path), "%s/dev/block/%u:%u/stat", sysfs_root, dev.major,
-		     dev.minor);
-	if (r < 0 || (size_t)r >= sizeof(path))
+	r = snprintf(dir, sizeof(dir), "%s/dev/block/%u:%u", sysfs_root, dev.major, dev.minor);
+	if (r < 0 || (size_t)r >= sizeof(dir))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	r = n < 0 ? -errno : 0;
-	close(fd);
-	if (r < 0)
-		return r;
-	buf[n] = '\0';
-	return fs_parse_diskstat(buf, out);
+	r = fs_read_small(dir, "stat", buf, sizeof(buf));
+	return r < 0 ? r : fs_parse_diskstat(buf, out);
 }
 
 void fs_disk_sample_delta(const struct fs_disk_counters *prev, const struct fs_disk_counters *cur,
