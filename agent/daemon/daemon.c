@@ -54,16 +54,16 @@ struct fsd_daemon {
 	struct fsd_published pub;
 
 	/* Disks: their own counters (sample_disk.h) and the contention estimate
-	 * (contention.h); res_now is pcfg.res with the capacity each disk
-	 * delivers now, what the estimator and the planner share out. */
+	 * (contention.h). pcfg_now is this period's pcfg: the capacity each disk
+	 * delivers now (what the estimator and the planner share out) and the
+	 * contended io resources. */
 	struct fs_disk_counters disk_prev[FS_MAX_DISKS];
 	bool disk_have[FS_MAX_DISKS];
 	int disk_errno[FS_MAX_DISKS]; /* last read error, logged once */
 	uint64_t disk_prev_us;
 	double disk_queue[FS_MAX_DISKS];
 	struct ct_state ct;
-	struct fs_resources res_now;
-	struct plan_config pcfg_now; /* pcfg with res_now, this period's */
+	struct plan_config pcfg_now;
 
 	bool released;	   /* fairctl release until the next reload */
 	int metrics_errno; /* last metrics write error, logged once */
@@ -284,12 +284,12 @@ static void disks_reset(struct fsd_daemon *d, uint64_t now_us)
 	ct_state_init(&d->ct);
 	memset(d->disk_have, 0, sizeof(d->disk_have));
 	memset(d->disk_errno, 0, sizeof(d->disk_errno));
-	d->res_now = d->pcfg.res;
+	d->pcfg_now = d->pcfg;
 	sample_disks(d, now_us);
 }
 
 /* Contention per io resource, and the capacity the allocation shares out
- * now (contention.h); a change of contention is logged once. */
+ * now (contention.h), into pcfg_now; a change of contention is logged once. */
 static void estimate_disks(struct fsd_daemon *d)
 {
 	struct ct_input in;
@@ -302,12 +302,13 @@ static void estimate_disks(struct fsd_daemon *d)
 		    d->have_plan ? &d->plan : NULL, !d->opt.dry_run && !d->released, &in);
 	memcpy(was, d->ct.contended, sizeof(was));
 	ct_update(res, &d->ccfg, &in, &d->ct, &d->ct);
-	d->res_now = *res;
+	d->pcfg_now = d->pcfg;
+	memcpy(d->pcfg_now.contended, d->ct.contended, sizeof(d->pcfg_now.contended));
 	for (size_t r = 0; r < res->n; r++) {
 		int k = res->disk[r];
 		char tot[24], dec[24];
 
-		d->res_now.capacity[r] = d->ct.capacity[r];
+		d->pcfg_now.res.capacity[r] = d->ct.capacity[r];
 		if (was[r] == d->ct.contended[r])
 			continue;
 		fs_res_fmt_amount(res->kind[r], in.total[r], tot, sizeof(tot));
@@ -422,10 +423,10 @@ static void estimate_all(struct fsd_daemon *d)
 			 * estimate; without one the tenant waits a period. */
 			p->present = d->ta.est[i].initialized;
 		} else {
-			fsd_est_sample(&d->res_now, s, d->ct.contended,
+			fsd_est_sample(&d->pcfg_now.res, s, d->ct.contended,
 				       plan_find(d->have_plan ? &d->plan : NULL, i, ct->name),
 				       !d->opt.dry_run && !d->released, &es);
-			est_update(&d->res_now, &d->ecfg, ct->has_demand ? ct->demand : NULL,
+			est_update(&d->pcfg_now.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
 				   &d->ta.est[i], &es, &d->ta.est[i]);
 			memcpy(p->usage, es.usage, sizeof(p->usage));
 			p->mem_reclaimable = isnan(s->mem_inactive_file) ? 0 : s->mem_inactive_file;
@@ -621,9 +622,6 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 	charge(d, FSD_STAGE_ESTIMATE, &mark);
 	host.mem_available = d->host_mem.available;
 	host.mem_psi_full = d->host_mem.psi_full_avg10;
-	d->pcfg_now = d->pcfg;
-	d->pcfg_now.res = d->res_now;
-	memcpy(d->pcfg_now.contended, d->ct.contended, sizeof(d->pcfg_now.contended));
 	r = plan_compute_host(&d->pcfg_now, &host, d->n, d->ta.pin, d->have_plan ? &d->plan : NULL,
 			      &next, &err);
 	if (r < 0) {
