@@ -249,6 +249,13 @@ static int writer_open(const struct fs_conf *c, const struct plan_config *pc,
 	return r;
 }
 
+/* The values of the last plan are in the cgroups (not dry-run, not released):
+ * what "at its limit" is measured against. */
+static bool limits_in_force(const struct fsd_daemon *d)
+{
+	return !d->opt.dry_run && !d->released;
+}
+
 /* The disks' counters read again; each disk's mean queue since the last
  * read (NaN when unknown: first read, a failed read, a counter reset). */
 static void sample_disks(struct fsd_daemon *d, uint64_t now_us)
@@ -299,7 +306,7 @@ static void estimate_disks(struct fsd_daemon *d)
 	ct_input_init(&in);
 	memcpy(in.queue, d->disk_queue, sizeof(in.queue));
 	fsd_io_load(res, &d->ccfg, d->ecfg.io_limit_ratio, d->n, d->conf->tenants, d->ta.samples,
-		    d->have_plan ? &d->plan : NULL, !d->opt.dry_run && !d->released, &in);
+		    d->have_plan ? &d->plan : NULL, limits_in_force(d), &in);
 	memcpy(was, d->ct.contended, sizeof(was));
 	ct_update(res, &d->ccfg, &in, &d->ct, &d->ct);
 	d->pcfg_now = d->pcfg;
@@ -425,7 +432,7 @@ static void estimate_all(struct fsd_daemon *d)
 		} else {
 			fsd_est_sample(&d->pcfg_now.res, s, d->ct.contended,
 				       plan_find(d->have_plan ? &d->plan : NULL, i, ct->name),
-				       !d->opt.dry_run && !d->released, &es);
+				       limits_in_force(d), &es);
 			est_update(&d->pcfg_now.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
 				   &d->ta.est[i], &es, &d->ta.est[i]);
 			memcpy(p->usage, es.usage, sizeof(p->usage));
