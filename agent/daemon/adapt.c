@@ -51,8 +51,8 @@ double fsd_usage(const struct fs_resources *res, const struct fs_tenant_sample *
 	return 0;
 }
 
-void fsd_io_load(const struct fs_resources *res, const struct ct_config *ccfg, double limit_ratio,
-		 size_t n, const struct fs_conf_tenant *tenants,
+void fsd_io_load(const struct fs_resources *res, const struct ct_config *ccfg,
+		 const struct est_config *ecfg, size_t n, const struct fs_conf_tenant *tenants,
 		 const struct fs_tenant_sample *samples, const struct plan *prev,
 		 bool limits_written, struct ct_input *in)
 {
@@ -71,7 +71,7 @@ void fsd_io_load(const struct fs_resources *res, const struct ct_config *ccfg, d
 			in->total[r] += u;
 			in->users[r] += u >= ccfg->user_share * res->capacity[r] && u > 0;
 			if (pt && pt->write && pt->io[r] != FS_VALUE_MAX &&
-			    u >= limit_ratio * (double)pt->io[r])
+			    est_at_io_limit(ecfg, u, (double)pt->io[r]))
 				in->binding[r] = true;
 		}
 	}

@@ -51,12 +51,12 @@ double fsd_usage(const struct fs_resources *res, const struct fs_tenant_sample *
  * be initialised with ct_input_init; the disk queues are filled by the
  * caller): per io resource the tenants' use together, the users (use >=
  * ccfg->user_share of the declared capacity) and whether some tenant's use
- * is at limit_ratio of the io.max of ours in force (prev's value, when
+ * is at the io.max of ours in force (est_at_io_limit) (prev's value, when
  * limits_written: not dry-run, not released). Tenants absent or on a new
  * baseline do not count. tenants[i].name finds tenant i in prev.
  */
-void fsd_io_load(const struct fs_resources *res, const struct ct_config *ccfg, double limit_ratio,
-		 size_t n, const struct fs_conf_tenant *tenants,
+void fsd_io_load(const struct fs_resources *res, const struct ct_config *ccfg,
+		 const struct est_config *ecfg, size_t n, const struct fs_conf_tenant *tenants,
 		 const struct fs_tenant_sample *samples, const struct plan *prev,
 		 bool limits_written, struct ct_input *in);
 

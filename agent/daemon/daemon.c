@@ -305,7 +305,7 @@ static void estimate_disks(struct fsd_daemon *d)
 
 	ct_input_init(&in);
 	memcpy(in.queue, d->disk_queue, sizeof(in.queue));
-	fsd_io_load(res, &d->ccfg, d->ecfg.io_limit_ratio, d->n, d->conf->tenants, d->ta.samples,
+	fsd_io_load(res, &d->ccfg, &d->ecfg, d->n, d->conf->tenants, d->ta.samples,
 		    d->have_plan ? &d->plan : NULL, limits_in_force(d), &in);
 	memcpy(was, d->ct.contended, sizeof(was));
 	ct_update(res, &d->ccfg, &in, &d->ct, &d->ct);

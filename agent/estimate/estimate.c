@@ -53,7 +53,7 @@ static bool psi_high(const struct est_config *cfg, double avg10)
 	return cfg->psi_threshold > 0 && avg10 > cfg->psi_threshold;
 }
 
-static bool at_io_limit(const struct est_config *cfg, double rate, double limit)
+bool est_at_io_limit(const struct est_config *cfg, double rate, double limit)
 {
 	return isfinite(limit) && limit > 0 && rate >= cfg->io_limit_ratio * limit;
 }
@@ -106,7 +106,7 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 		case FS_RES_IO_WBPS:
 		case FS_RES_IO_RIOPS:
 		case FS_RES_IO_WIOPS:
-			if (at_io_limit(cfg, s->usage[r], s->limit[r])) {
+			if (est_at_io_limit(cfg, s->usage[r], s->limit[r])) {
 				held[r] = true;
 				reasons |= EST_IO_LIMIT;
 			} else if (s->contended[r] &&

@@ -142,6 +142,11 @@ struct est_sample {
 	double cpu_wait;		 /* runqueue wait, cores; NaN = unknown */
 };
 
+/* A rate at io_limit_ratio of a finite io.max limit or above: held there by
+ * the limit (the estimator's EST_IO_LIMIT, and the contention estimate's
+ * "a limit of ours binds"). */
+bool est_at_io_limit(const struct est_config *cfg, double rate, double limit);
+
 /* Marks every limit as "max", PSI, wait and refaults as unknown; usage zero. */
 void est_sample_init(struct est_sample *s);
 

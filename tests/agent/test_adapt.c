@@ -133,10 +133,12 @@ static void test_io_load(void **state)
 	struct plan_tenant pt[3];
 	struct plan prev = {.n_tenants = 3, .t = pt};
 	struct ct_config cc;
+	struct est_config ec;
 	struct ct_input in;
 
 	(void)state;
 	ct_config_default(&cc);
+	est_config_default(&ec); /* io_limit_ratio 0.95 */
 	memset(pt, 0, sizeof(pt));
 	for (size_t i = 0; i < 3; i++) {
 		sample(&s[i]);
@@ -150,7 +152,7 @@ static void test_io_load(void **state)
 	pt[0].io[2] = 62 * MiB;	      /* 60 of 62: at the limit (>= 0.95) */
 	pt[1].io[4] = 1 * MiB;	      /* 0.05 of 1: far below */
 	ct_input_init(&in);
-	fsd_io_load(&c->res, &cc, 0.95, 3, tenants, s, &prev, true, &in);
+	fsd_io_load(&c->res, &cc, &ec, 3, tenants, s, &prev, true, &in);
 	assert_float_equal(in.total[2], 120 * MiB, 1);
 	assert_int_equal(in.users[2], 2);
 	assert_true(in.binding[2]);
@@ -165,12 +167,12 @@ static void test_io_load(void **state)
 
 	/* dry-run or released: nothing of ours is in force */
 	ct_input_init(&in);
-	fsd_io_load(&c->res, &cc, 0.95, 3, tenants, s, &prev, false, &in);
+	fsd_io_load(&c->res, &cc, &ec, 3, tenants, s, &prev, false, &in);
 	assert_false(in.binding[2]);
 	/* absent tenants */
 	s[0].present = s[1].present = false;
 	ct_input_init(&in);
-	fsd_io_load(&c->res, &cc, 0.95, 3, tenants, s, &prev, true, &in);
+	fsd_io_load(&c->res, &cc, &ec, 3, tenants, s, &prev, true, &in);
 	assert_int_equal(in.users[2], 0);
 	assert_float_equal(in.total[2], 0, 0);
 	free(c);
