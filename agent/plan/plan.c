@@ -404,8 +404,7 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 	/* jitter stays put; reaching the share (the target of a step down) does not */
 	if (high != share)
 		high = mem_sticky(cfg, high, prev_high);
-	t->mem_high = high;
-	t->limit[r] = high == FS_VALUE_MAX ? INFINITY : (double)high;
+	t->mem_high = high; /* limit[r] follows in limits_as_written() */
 
 	/* memory.max: the backstop above memory.high while memory is busy;
 	 * never below usage + margin */
