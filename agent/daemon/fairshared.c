@@ -102,7 +102,18 @@ static void check_print(void *ctx, const char *tenant, const char *cgroup, const
 	fprintf(ctx, "problem: %s\n", msg);
 }
 
-static int run_once(struct fsd_daemon *d, uint64_t interval_us, FILE *out);
+/* One period one interval after the baseline taken at open, so its rates
+ * cover a whole interval (--once, --check-config). */
+static int one_period(struct fsd_daemon *d)
+{
+	uint64_t interval_us = fsd_daemon_conf(d)->agent.interval_us;
+	struct timespec ts = {.tv_sec = (time_t)(interval_us / 1000000u),
+			      .tv_nsec = (long)(interval_us % 1000000u) * 1000};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return fsd_daemon_period(d, fs_monotonic_us()) < 0 ? FSD_EXIT_FAILURE : FSD_EXIT_OK;
+}
 
 /* --check-config: the config, the host checks, then one dry-run period and
  * each file it would write, current -> planned. The exit code says which
@@ -139,11 +150,7 @@ static int check_config(struct fsd_options *o)
 	o->dry_run = true;
 	r = fsd_daemon_open(&d, o, conf, fs_monotonic_us()); /* owns conf now */
 	if (r == 0) {
-		FILE *devnull = fopen("/dev/null", "we");
-
-		r = run_once(d, fsd_daemon_conf(d)->agent.interval_us, devnull ? devnull : out);
-		if (devnull)
-			fclose(devnull);
+		r = one_period(d);
 		if (r == FSD_EXIT_OK) {
 			fprintf(out, "files (current -> planned, after one period):\n");
 			fsd_daemon_print_files(d, out);
@@ -154,19 +161,6 @@ static int check_config(struct fsd_options *o)
 	if (problems)
 		return fsd_check_exit_code(problems);
 	return r < 0 ? FSD_EXIT_FAILURE : r;
-}
-
-static int run_once(struct fsd_daemon *d, uint64_t interval_us, FILE *out)
-{
-	struct timespec ts = {.tv_sec = (time_t)(interval_us / 1000000u),
-			      .tv_nsec = (long)(interval_us % 1000000u) * 1000};
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-	if (fsd_daemon_period(d, fs_monotonic_us()) < 0)
-		return FSD_EXIT_FAILURE;
-	fsd_daemon_print(d, out);
-	return FSD_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -190,7 +184,6 @@ int main(int argc, char **argv)
 	struct fs_conf *conf = NULL;
 	struct fs_conf_env env;
 	struct fsd_daemon *d = NULL;
-	uint64_t interval;
 	char err[1024];
 	int c, prio, r;
 
@@ -254,12 +247,13 @@ int main(int argc, char **argv)
 		fsd_err("%s", err);
 		return FSD_EXIT_CONFIG;
 	}
-	interval = conf->agent.interval_us;
 	r = fsd_daemon_open(&d, &o, conf, fs_monotonic_us()); /* owns conf now */
 	if (r < 0)
 		return r == -EINVAL ? FSD_EXIT_CONFIG : FSD_EXIT_FAILURE;
 	if (o.once) {
-		r = run_once(d, interval, o.out ? o.out : stdout);
+		r = one_period(d);
+		if (r == FSD_EXIT_OK)
+			fsd_daemon_print(d, o.out ? o.out : stdout);
 	} else {
 		r = fsd_run(d);
 		if (fsd_daemon_stop(d) < 0 && r == FSD_EXIT_OK)
