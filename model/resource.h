@@ -28,6 +28,11 @@
 #define FS_MAX_DISKS	8
 #define FS_MAX_RES	(3 + 4 * FS_MAX_DISKS) /* cpu + memory + net + 4 per disk */
 #define FS_RES_NAME_MAX (FS_NAME_MAX + 8)      /* "io." NAME ".riops" */
+/* A tenant using at least this share of a resource's capacity is a user of
+ * it: counted for contention (agent/estimate/contention.h), probed up on a
+ * contended disk (estimate.h), limited on a busy resource (plan.h). Below
+ * it (a logger, a health check) it takes nothing from anyone. */
+#define FS_RES_USER_SHARE 0.01
 
 /* A block device number; a whole disk once resolved (what io.max/io.stat use). */
 struct fs_devnum {

@@ -9,7 +9,7 @@ void ct_config_default(struct ct_config *cfg)
 {
 	cfg->queue_min = 2.0;
 	cfg->busy = 0.85;
-	cfg->user_share = 0.01;
+	cfg->user_share = FS_RES_USER_SHARE;
 	cfg->hold = 5;
 	cfg->follow = 0.25;
 	cfg->grow = 1.05;

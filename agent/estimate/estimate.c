@@ -110,7 +110,7 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 				held[r] = true;
 				reasons |= EST_IO_LIMIT;
 			} else if (s->contended[r] &&
-				   s->usage[r] >= EST_CONTENDED_MIN_SHARE * res->capacity[r] &&
+				   s->usage[r] >= FS_RES_USER_SHARE * res->capacity[r] &&
 				   !(s->usage[r] < cfg->follow_share * s->alloc[r])) {
 				held[r] = true;
 				reasons |= EST_IO_CONTENDED;

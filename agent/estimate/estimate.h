@@ -21,7 +21,7 @@
  *    disk's queue is deep, or the tenants together use >= `busy` of it, or
  *    our limits hold it; this tenant uses at least follow_share of what
  *    the previous plan allotted it, and at least
- *    EST_CONTENDED_MIN_SHARE of it: the device then serves whoever queues
+ *    FS_RES_USER_SHARE of it: the device then serves whoever queues
  *    deepest, and nothing else shows the shallow queue's unmet demand:
  *    libaio and io_uring waits are not iowait, so PSI io stays 0; an
  *    io.max of ours on the tenant does not change that, as long as the
@@ -81,8 +81,7 @@
 
 #include "resource.h"
 
-#define EST_PROBE_EPS		1e-3
-#define EST_CONTENDED_MIN_SHARE 0.01
+#define EST_PROBE_EPS 1e-3
 
 struct est_config {
 	double probe_step;     /* > 1: growth of the probe factor per held period */

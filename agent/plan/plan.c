@@ -183,7 +183,7 @@ static void set_limits(const struct plan_config *cfg, const struct plan_tenant_i
 		else if (pl->saturated[r])
 			lim = t->alloc[r] + leftover[r] * in->weight / weight_sum;
 		else if (pl->busy[r] && !granted &&
-			 in->usage[r] >= PLAN_USER_SHARE * cfg->res.capacity[r])
+			 in->usage[r] >= FS_RES_USER_SHARE * cfg->res.capacity[r])
 			lim = t->alloc[r];
 		if (in->max[r] >= 0 && !(in->max[r] >= lim))
 			lim = in->max[r];

@@ -22,12 +22,14 @@
  *    sharing it keeps sum of limits = capacity);
  *  - r busy but not saturated (the tenants use >= `busy` of it, or it is
  *    an io resource the daemon found contended: agent/estimate/
- *    contention.h, cfg->contended): a tenant held below its demand (x < 1)
- *    and uses at least PLAN_USER_SHARE of it is limited to its allocation
- *    there; one granted its whole demand is not. The allocation of such a tenant is set by its
- * bottleneck elsewhere, and its use of r need not follow its use of the bottleneck (fio moved 22
- * MB/s on 0.05 core as well as 33 on 0.09): held only at the bottleneck, a disk-bound tenant with a
- * small CPU bottleneck kept twice its dominant share of a disk others were short of (e2e-mix, b:
+ *    contention.h, cfg->contended): a tenant that is held below its
+ *    demand (x < 1) and uses at least FS_RES_USER_SHARE of r is limited to
+ *    its allocation there; one granted its whole demand is not. The
+ *    allocation of such a tenant is set by its bottleneck elsewhere, and
+ *    its use of r need not follow its use of the bottleneck (fio moved
+ *    22 MB/s on 0.05 core as well as 33 on 0.09): held only at the
+ *    bottleneck, a disk-bound tenant with a small CPU bottleneck kept
+ *    twice its dominant share of a disk others were short of (e2e-mix, b:
  *    0.67 for a PS-DSF target of 0.32);
  *  - except on io resources of a tenant granted its whole demand (x = 1):
  *    lifted. The limits of the tenants held below their demand already
@@ -170,11 +172,6 @@ enum plan_mode {
 	PLAN_MODE_OFF,
 };
 
-/* A tenant using less than this share of a busy resource is not limited
- * there for being busy (plan.h "Work conservation"): it takes nothing from
- * anyone, and a limit at its tiny allocation would hold it back when it
- * starts. */
-#define PLAN_USER_SHARE 0.01
 /* cpu.max: the least quota worth its precision, and the kernel's longest
  * period (see cpu_period_for in plan.c). */
 #define PLAN_CPU_QUOTA_PRECISE_USEC 20000
