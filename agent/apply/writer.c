@@ -224,15 +224,20 @@ void fs_writer_recheck(struct fs_writer *w, size_t tenant)
 		w->tenants[tenant].checked = false;
 }
 
-/* The current value of (file, dev) as fs_cgfile_format() writes it. */
-static int read_current(struct fs_writer *w, int dirfd, enum fs_cgfile f, struct fs_devnum dev,
-			char *out, size_t len)
+int fs_cgfile_read_current(int dirfd, enum fs_cgfile f, struct fs_devnum dev, struct fs_buf *b,
+			   char *out, size_t len)
 {
-	int r = fs_cgfs_read_at(dirfd, fs_cgfiles[f].name, &w->buf);
+	int r = fs_cgfs_read_at(dirfd, fs_cgfiles[f].name, b);
 
 	if (r < 0)
 		return r;
-	return fs_cgfile_current(f, dev, w->buf.data, out, len);
+	return fs_cgfile_current(f, dev, b->data, out, len);
+}
+
+static int read_current(struct fs_writer *w, int dirfd, enum fs_cgfile f, struct fs_devnum dev,
+			char *out, size_t len)
+{
+	return fs_cgfile_read_current(dirfd, f, dev, &w->buf, out, len);
 }
 
 static bool should_log(struct fs_writer *w, struct wr_entry *e, int err, uint64_t now_us)

@@ -46,8 +46,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cgfile.h"
 #include "agent_log.h"
+#include "cgfile.h"
+#include "cgroupfs.h" /* struct fs_buf */
 
 #define FS_WRITER_STATE_FILE "writer.state"
 #define FS_WRITER_LOCK_FILE  "writer.lock" /* held (flock) while a writer is open */
@@ -93,6 +94,15 @@ struct fs_writer;
 
 /* Opens (loading <state_dir>/writer.state if present). 0 or -errno. */
 int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o);
+
+/*
+ * The current value of file f (dev's line for io.max) in the cgroup
+ * directory dirfd, in the form fs_cgfile_format() writes (what the writer
+ * compares with, and what fairshared --check-config shows). b is the read
+ * buffer, reused across calls. 0 or -errno (-ENODATA: empty file).
+ */
+int fs_cgfile_read_current(int dirfd, enum fs_cgfile f, struct fs_devnum dev, struct fs_buf *b,
+			   char *out, size_t len);
 
 /*
  * Replaces the tenant list (SIGHUP reload): tenant i is cgroups[i] from now

@@ -690,11 +690,11 @@ static void print_file(const struct fs_limits *lim, enum fs_cgfile f, size_t dis
 
 	if (fs_cgfile_format(f, lim, disk, neu, sizeof(neu)) < 0)
 		return;
-	r = dirfd >= 0 ? fs_cgfs_read_at(dirfd, fs_cgfiles[f].name, b) : -ENOENT;
-	if (r < 0)
-		snprintf(cur, sizeof(cur), "(%s)", strerror(-r));
-	else if (fs_cgfile_current(f, dev, b->data, cur, sizeof(cur)) < 0)
+	r = dirfd >= 0 ? fs_cgfile_read_current(dirfd, f, dev, b, cur, sizeof(cur)) : -ENOENT;
+	if (r == -ENODATA)
 		snprintf(cur, sizeof(cur), "(empty)");
+	else if (r < 0)
+		snprintf(cur, sizeof(cur), "(%s)", strerror(-r));
 	fprintf(out, "  %-14s %s -> %s%s\n", fs_cgfiles[f].name, cur, neu,
 		strcmp(cur, neu) ? "" : " (unchanged)");
 }
