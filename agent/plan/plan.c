@@ -176,13 +176,12 @@ static void set_limits(const struct plan_config *cfg, const struct plan_tenant_i
 	const bool granted = t->x >= 1.0 - PLAN_GRANTED_EPS;
 
 	for (size_t r = 0; r < cfg->res.n; r++) {
+		const bool lifted = !t->in_problem || (granted && fs_res_is_io(cfg->res.kind[r]));
 		double lim = INFINITY;
 
-		if (!t->in_problem || (granted && fs_res_is_io(cfg->res.kind[r])))
-			;
-		else if (pl->saturated[r])
+		if (!lifted && pl->saturated[r])
 			lim = t->alloc[r] + leftover[r] * in->weight / weight_sum;
-		else if (pl->busy[r] && !granted &&
+		else if (!lifted && pl->busy[r] && !granted &&
 			 in->usage[r] >= FS_RES_USER_SHARE * cfg->res.capacity[r])
 			lim = t->alloc[r];
 		if (in->max[r] >= 0 && !(in->max[r] >= lim))
