@@ -235,6 +235,15 @@ io_load() {
 		--offset_increment=16M --time_based --runtime="$3" --output=/dev/null
 }
 
+# rand_io RW IODEPTH SECONDS OFFSET_MIB: fio random O_DIRECT I/O (RW: randread
+# or randwrite) of $RAND_BS blocks (default 256 KiB) over a 64 MiB slice of
+# the scratch disk at IODEPTH (libaio).
+rand_io() {
+	exec fio --name=load --filename="$SCRATCH" --rw="$1" --bs=${RAND_BS:-256k} --direct=1 \
+		--ioengine=libaio --iodepth="$2" --size=64M --offset="${4}M" \
+		--time_based --runtime="$3" --output=/dev/null
+}
+
 # e2e_cpu_disk_mix SECONDS: the two-bottleneck mix of e2e tests 5 and 8 in
 # tenants a, b, c under E2E_TOP: a CPU only (2 threads), b disk only (fio,
 # 2 jobs x iodepth 4), c both (1 thread + fio 1 job x iodepth 4).

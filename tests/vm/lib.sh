@@ -70,9 +70,11 @@ t_done() {
 	exit $?
 }
 
-# record KEY VALUE: keep a measured number (tab-separated, one per line).
+# record KEY VALUE: keep a measured number (tab-separated, one per line)
+# and show it as a note; record_only keeps it without the note.
+record_only() { printf '%s\t%s\t%s\n' "${FS_SUITE:-?}" "$1" "$2" >>"$FS_OUT/measurements.tsv"; }
 record() {
-	printf '%s\t%s\t%s\n' "${FS_SUITE:-?}" "$1" "$2" >>"$FS_OUT/measurements.tsv"
+	record_only "$1" "$2"
 	t_note "$1 = $2"
 }
 

