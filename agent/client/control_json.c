@@ -138,6 +138,9 @@ int fcj_status_parse(struct json_object *o, struct fcj_status *s, char *err, siz
 		res->allocated = num(e, "allocated");
 		res->used = num(e, "used");
 		res->saturated = flag(e, "saturated");
+		str(e, "state", res->state, sizeof(res->state));
+		if (!strcmp(res->state, "none"))
+			res->state[0] = '\0';
 		if (!res->name[0]) {
 			snprintf(err, errlen, "resource %zu has no name", r);
 			return -EPROTO;

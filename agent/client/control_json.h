@@ -22,12 +22,13 @@ struct fcj_resource {
 	char kind[16]; /* cpu, memory, io-rbps, io-wbps, io-riops, io-wiops, net */
 	double capacity, allocated, used;
 	bool saturated;
+	char state[16]; /* a bottleneck: saturated, contended, busy; else "" (published.h) */
 };
 
 struct fcj_tenant {
 	char name[FCJ_NAME];
 	char cgroup[256];
-	char mode[16];	       /* limits, priority, off, absent, released */
+	char mode[16];	       /* limits, weights, off, absent, released */
 	char bottlenecks[256]; /* "cpu,memory" or "" */
 	char gap_resource[FCJ_NAME];
 	char estimate[96];

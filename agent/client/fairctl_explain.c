@@ -84,7 +84,7 @@ static void print(const struct fcj_status *s, struct json_object *o)
 	}
 	printf("\n");
 	if (!bn || !json_object_array_length(bn))
-		printf("  bottleneck:  none (no saturated resource it holds a share of)\n");
+		printf("  bottleneck:  none (no bottleneck resource it holds a share of)\n");
 	for (size_t k = 0; bn && k < json_object_array_length(bn); k++) {
 		struct json_object *e = json_object_array_get_idx(bn, k),
 				   *cs = get(e, "competitors");
@@ -92,7 +92,8 @@ static void print(const struct fcj_status *s, struct json_object *o)
 
 		fcj_fmt_amount(kind, getd(e, "allocated"), a, sizeof(a));
 		fcj_fmt_amount(kind, getd(e, "capacity"), b, sizeof(b));
-		printf("  bottleneck:  %s, saturated (%s of %s allocated)\n", rn ? rn : "?", a, b);
+		printf("  bottleneck:  %s, %s (%s of %s allocated)\n", rn ? rn : "?",
+		       gets(e, "state") ?: "saturated", a, b);
 		if (!cs || !json_object_array_length(cs))
 			printf("    competes with nobody\n");
 		for (size_t j = 0; cs && j < json_object_array_length(cs); j++) {
@@ -119,7 +120,7 @@ static void print(const struct fcj_status *s, struct json_object *o)
 		       t->promoted ? "promoted: its weight rises in priority mode"
 				   : "not promoted: at or above its entitlement");
 	else
-		printf("  minimal gap: none (no saturated resource)\n");
+		printf("  minimal gap: none (no bottleneck resource)\n");
 	for (size_t k = 0; gaps && k < json_object_array_length(gaps); k++) {
 		struct json_object *g = json_object_array_get_idx(gaps, k);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `fairctl status [--json]`: who gets what and why, from the running
- * daemon: a header (policy, period, mode, saturated resources) and one block
+ * daemon: a header (policy, period, mode, bottleneck resources) and one block
  * per tenant (weight, entitlement, demand, allocation, use, bottlenecks,
  * share, minimal gap, mode, the limits written).
  */
@@ -19,7 +19,7 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "Usage: fairctl status [--json] [--socket PATH]\n\n"
-	    "Show the running fairshared's allocation: policy, period, saturated resources,\n"
+	    "Show the running fairshared's allocation: policy, period, bottleneck resources,\n"
 	    "and per tenant its weight and entitlement, demand, allocation, measured use,\n"
 	    "bottleneck resources, share, minimal gap, mode and the cgroup limits.\n\n"
 	    "  -j, --json         the daemon's answer as JSON (schema: agent/control_status.h)\n"
@@ -53,22 +53,22 @@ static void print_header(FILE *f, const struct fcj_status *s)
 	for (size_t r = 0; r < s->n_res; r++) {
 		int w;
 
-		if (!s->res[r].saturated)
+		if (!s->res[r].state[0])
 			continue;
-		w = snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "",
-			     s->res[r].name);
+		w = snprintf(names + used, sizeof(names) - used, "%s%s (%s)", used ? ", " : "",
+			     s->res[r].name, s->res[r].state);
 		if (w > 0 && (size_t)w < sizeof(names) - used)
 			used += (size_t)w;
 	}
-	fprintf(f, "  saturated: %s\n", used ? names : "none");
+	fprintf(f, "  bottlenecks: %s\n", used ? names : "none");
 	fprintf(f, "  %-16s %16s %10s %10s\n", "RESOURCE", "CAPACITY", "ALLOCATED", "USED");
 	for (size_t r = 0; r < s->n_res; r++) {
 		const struct fcj_resource *res = &s->res[r];
 
 		fcj_fmt_amount(res->kind, res->capacity, cap, sizeof(cap));
-		fprintf(f, "  %-16s %16s %9.1f%% %9.1f%%%s\n", res->name, cap,
+		fprintf(f, "  %-16s %16s %9.1f%% %9.1f%%%s%s\n", res->name, cap,
 			100 * res->allocated / res->capacity, 100 * res->used / res->capacity,
-			res->saturated ? "  saturated" : "");
+			res->state[0] ? "  " : "", res->state);
 	}
 }
 
@@ -82,7 +82,7 @@ static void print_tenant(FILE *f, const struct fcj_status *s, const struct fcj_t
 		fprintf(f, "    min gap    %.4f on %s%s\n", t->gap, t->gap_resource,
 			t->promoted ? " (promoted)" : "");
 	else
-		fprintf(f, "    min gap    - (no saturated resource)\n");
+		fprintf(f, "    min gap    - (no bottleneck resource)\n");
 	vector_line(f, s, "demand", t->demand);
 	vector_line(f, s, "allocation", t->alloc);
 	vector_line(f, s, "used", t->usage);

@@ -204,7 +204,7 @@ static void pair(const struct fcj_status *s, const struct fcj_tenant *t, const c
 static void render(struct top *tp, line_fn out, void *ctx)
 {
 	const struct fcj_status *s = &tp->st;
-	char sat[256] = "", cpu[40], mem[40], io[40], net[40];
+	char sat[400] = "", cpu[40], mem[40], io[40], net[40];
 	size_t used = 0;
 
 	emit(out, ctx, true,
@@ -214,16 +214,16 @@ static void render(struct top *tp, line_fn out, void *ctx)
 	for (size_t r = 0; r < s->n_res; r++) {
 		int w;
 
-		if (!s->res[r].saturated)
+		if (!s->res[r].state[0])
 			continue;
-		w = snprintf(sat + used, sizeof(sat) - used, "%s%s %.0f%% alloc %.0f%% used",
-			     used ? ", " : "", s->res[r].name,
+		w = snprintf(sat + used, sizeof(sat) - used, "%s%s %s %.0f%% alloc %.0f%% used",
+			     used ? ", " : "", s->res[r].name, s->res[r].state,
 			     100 * s->res[r].allocated / s->res[r].capacity,
 			     100 * s->res[r].used / s->res[r].capacity);
 		if (w > 0 && (size_t)w < sizeof(sat) - used)
 			used += (size_t)w;
 	}
-	emit(out, ctx, false, "saturated: %s   sort: %s%s", used ? sat : "none",
+	emit(out, ctx, false, "bottlenecks: %s   sort: %s%s", used ? sat : "none",
 	     order_names[tp->order], tp->reverse ? " (reversed)" : "");
 	if (tp->error[0])
 		emit(out, ctx, true, "%s", tp->error);

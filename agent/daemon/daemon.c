@@ -482,6 +482,7 @@ static void publish(struct fsd_daemon *d, uint64_t now_us)
 	snprintf(p->mode_reason, sizeof(p->mode_reason), "%s", d->plan.mode_reason);
 	p->n_saturated = d->plan.n_saturated;
 	memcpy(p->saturated, d->plan.saturated, sizeof(p->saturated));
+	memcpy(p->busy, d->plan.busy, sizeof(p->busy));
 	p->pcfg = d->pcfg;
 	p->policy = fs_conf_policy_name(d->conf->agent.policy);
 	p->interval_us = d->conf->agent.interval_us;
@@ -502,14 +503,16 @@ static void publish(struct fsd_daemon *d, uint64_t now_us)
 static void status_line(const struct fsd_daemon *d, char *buf, size_t len)
 {
 	const struct fsd_published *p = &d->pub;
-	char names[160] = "";
+	char names[320] = "";
 	size_t used = 0, present = 0;
 
 	for (size_t r = 0; r < d->pcfg.res.n; r++) {
-		if (!p->saturated[r])
+		const char *state = fsd_resource_state(p, r);
+
+		if (!state)
 			continue;
-		int w = snprintf(names + used, sizeof(names) - used, "%s%s", used ? "," : "",
-				 d->pcfg.res.name[r]);
+		int w = snprintf(names + used, sizeof(names) - used, "%s%s (%s)", used ? "," : "",
+				 d->pcfg.res.name[r], state);
 		if (w > 0 && (size_t)w < sizeof(names) - used)
 			used += (size_t)w;
 	}

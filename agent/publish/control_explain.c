@@ -82,6 +82,7 @@ static struct json_object *bottlenecks(const struct fsd_published *p, size_t i)
 			break;
 		add(b, "resource", json_object_new_string(res->name[r]));
 		add(b, "saturated", json_object_new_boolean(p->saturated[r]));
+		add(b, "state", json_object_new_string(fsd_resource_state(p, r)));
 		add(b, "capacity", fsd_json_num(res->capacity[r]));
 		add(b, "allocated", fsd_json_num(alloc));
 		add(b, "competitors", competitors(p, i, r));

@@ -128,6 +128,7 @@ static struct json_object *resource(const struct fsd_published *p, size_t r)
 	add(o, "unit", json_object_new_string(fs_res_unit(res->kind[r])));
 	add(o, "capacity", fsd_json_num(res->capacity[r]));
 	add(o, "saturated", json_object_new_boolean(p->saturated[r]));
+	add(o, "state", json_object_new_string(fsd_resource_state(p, r) ?: "none"));
 	add(o, "allocated", fsd_json_num(alloc));
 	add(o, "used", fsd_json_num(used));
 	add(o, "allocated_ratio", fsd_json_num(alloc / res->capacity[r]));

@@ -6,7 +6,8 @@
  *   status:  {"period", "time_us", "policy", "interval_seconds", "mode",
  *             "mode_reason", "dry_run", "released", "files_written",
  *             "files_failed", "resources": [RESOURCE], "tenants": [TENANT]}
- *   RESOURCE {"name", "kind", "unit", "capacity", "saturated", "allocated",
+ *   RESOURCE {"name", "kind", "unit", "capacity", "saturated", "state" (a
+ *             bottleneck: "saturated", "contended", "busy"; else "none"), "allocated",
  *             "used", "allocated_ratio", "utilization"}
  *   TENANT   {"name", "cgroup", "present", "in_problem", "weight",
  *             "entitlement", "granted", "share", "mode", "bottleneck",
@@ -16,7 +17,7 @@
  *             "io.weight", "memory.high", "memory.max", "memory.low",
  *             "io.max": [..]}}
  *   explain: the status members, and {"tenant": TENANT, "bottlenecks": [{"resource",
- *             "saturated", "capacity", "allocated", "competitors": [{"name",
+ *             "saturated", "state", "capacity", "allocated", "competitors": [{"name",
  *             "weight", "share", "granted", "allocation"}]}], "certificate":
  *             {"kind", "resource", "holds", "text"}, "policy_check": {"holds",
  *             "why"}, "gaps": [{"resource", "entitled", "consumed", "gap"}],
@@ -29,7 +30,6 @@
 #include <json-c/json.h>
 
 #include "published.h"
-
 
 /* Adds the status members to o. 0 or -ENOMEM. */
 int fsd_json_status(const struct fsd_published *p, struct json_object *o);

@@ -111,7 +111,7 @@ static void resource_metrics(FILE *f, const struct fsd_published *p)
 {
 	const struct fs_resources *res = &p->pcfg.res;
 	static const enum fs_res_kind fam[] = {FS_RES_CPU, FS_RES_MEMORY, FS_RES_IO_RBPS,
-						FS_RES_IO_RIOPS};
+					       FS_RES_IO_RIOPS};
 
 	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
 		const char *name = capacity_metric(fam[k]);
@@ -127,9 +127,15 @@ static void resource_metrics(FILE *f, const struct fsd_published *p)
 		}
 	}
 	head(f, "fairshare_resource_saturated", "gauge",
-	     "1 when the allocation fills the resource (a bottleneck).");
+	     "1 when the allocation fills the resource (one kind of bottleneck).");
 	for (size_t r = 0; r < res->n; r++)
 		sample(f, "fairshare_resource_saturated", NULL, res->name[r], p->saturated[r]);
+	head(f, "fairshare_resource_bottleneck", "gauge",
+	     "1 when the resource is a bottleneck (saturated, contended or busy): limits are "
+	     "written on it.");
+	for (size_t r = 0; r < res->n; r++)
+		sample(f, "fairshare_resource_bottleneck", NULL, res->name[r],
+		       fsd_resource_state(p, r) != NULL);
 	head(f, "fairshare_resource_allocated_ratio", "gauge",
 	     "Sum of the tenants' allocations over capacity.");
 	for (size_t r = 0; r < res->n; r++) {

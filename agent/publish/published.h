@@ -35,8 +35,9 @@ struct fsd_published {
 	enum plan_mode mode;
 	char mode_reason[PLAN_REASON_MAX];
 	size_t n_saturated;
-	bool saturated[FS_MAX_RES];
-	unsigned written, failed; /* files, this period */
+	bool saturated[FS_MAX_RES]; /* the allocation fills it (plan.h) */
+	bool busy[FS_MAX_RES];	    /* used >= busy of it, or a contended disk */
+	unsigned written, failed;   /* files, this period */
 	size_t n_tenants;
 	struct fsd_tenant_pub *t;
 	/* for status, explain and metrics */
@@ -48,8 +49,21 @@ struct fsd_published {
 	uint64_t written_total, failed_total, failed_periods_total;
 };
 
-/* A resource is one of a tenant's bottlenecks when it is saturated and the
- * tenant holds at least this fraction of it (or the solver named it). */
+/*
+ * One vocabulary for status, top, explain, metrics and the log (the
+ * planner's, plan.h "Bottlenecks"): resource r is a bottleneck, and gets
+ * limits, when it is
+ *   "saturated": the allocation fills it;
+ *   "contended": an io resource whose disk the daemon found contended
+ *                (queue, or use near the declared rate);
+ *   "busy":      the tenants use at least `busy` of its capacity.
+ * fsd_resource_state() gives that word (the first that applies), NULL when r
+ * is not a bottleneck.
+ */
+const char *fsd_resource_state(const struct fsd_published *p, size_t r);
+
+/* A resource is one of a tenant's bottlenecks when it is a bottleneck and
+ * the tenant holds at least this fraction of it (or the solver named it). */
 #define FSD_BOTTLENECK_MIN_SHARE 0.01
 
 /* Entitlement of tenant i: its weight's share among the tenants in the

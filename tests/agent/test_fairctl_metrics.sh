@@ -84,6 +84,8 @@ def check(types, series):
     assert get("fairshare_tenant_entitlement_ratio", tenant="c") == 0.5
     assert get("fairshare_resource_saturated", resource="cpu") == 1
     assert get("fairshare_resource_saturated", resource="memory") == 0
+    assert get("fairshare_resource_bottleneck", resource="cpu") == 1
+    assert get("fairshare_resource_bottleneck", resource="memory") == 0
     assert get("fairshare_resource_capacity_cores", resource="cpu") == 4
     assert get("fairshare_tenant_cpu_quota_seconds", tenant="a") == 0.15
     assert get("fairshare_tenant_memory_high_bytes", tenant="a") == math.inf

@@ -60,6 +60,7 @@ if policy == "psdsf":
     assert got == {"a": 0.5, "b": 0.75, "c": 1.0}, got
     cpu = [r for r in st["resources"] if r["name"] == "cpu"][0]
     assert cpu["saturated"] and abs(cpu["allocated"] - 4) < 1e-6
+    assert cpu["state"] == "saturated", cpu
     a = st["tenants"][0]
     assert a["bottlenecks"] == ["cpu"] and a["limits"]["cpu.max"] == "150000 100000", a
     assert a["limits"]["written"] is False  # dry-run
@@ -85,7 +86,8 @@ for policy in psdsf njc; do
 	# the human-readable views
 	"$FAIRCTL" status --socket "$SOCK" >"$DIR/status.txt" || fail "status"
 	grep -q "^policy psdsf" "$DIR/status.txt" || fail "status header"
-	grep -q "saturated: cpu" "$DIR/status.txt" || fail "status saturated"
+	grep -q "bottlenecks: cpu (saturated)" "$DIR/status.txt" || fail "status bottlenecks"
+	grep -q "^  cpu .*%  saturated$" "$DIR/status.txt" || fail "status resource row state"
 	grep -q "^a (a.slice): weight 1, entitlement 25.0%, mode limits" "$DIR/status.txt" ||
 		fail "status tenant a: $(cat "$DIR/status.txt")"
 	grep -q 'planned    cpu.max "150000 100000"' "$DIR/status.txt" || fail "status limits"

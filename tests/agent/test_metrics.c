@@ -37,8 +37,11 @@ static int setup(void **state)
 	assert_non_null(f);
 	p = &f->p;
 	plan_config_default(&p->pcfg);
-	assert_int_equal(fs_resources_add(&p->pcfg.res, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0}), 0);
-	assert_int_equal(fs_resources_add(&p->pcfg.res, FS_RES_MEMORY, NULL, 8e9, -1, (struct fs_devnum){0, 0}), 1);
+	assert_int_equal(
+	    fs_resources_add(&p->pcfg.res, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0}), 0);
+	assert_int_equal(
+	    fs_resources_add(&p->pcfg.res, FS_RES_MEMORY, NULL, 8e9, -1, (struct fs_devnum){0, 0}),
+	    1);
 	p->policy = "psdsf";
 	p->mode = PLAN_MODE_LIMITS;
 	p->interval_us = 1000000;
@@ -121,6 +124,8 @@ static void test_lines(void **state)
 	has(text, "fairshare_resource_capacity_bytes{resource=\"memory\"} 8000000000");
 	has(text, "fairshare_resource_saturated{resource=\"cpu\"} 1");
 	has(text, "fairshare_resource_saturated{resource=\"memory\"} 0");
+	has(text, "fairshare_resource_bottleneck{resource=\"cpu\"} 1");
+	has(text, "fairshare_resource_bottleneck{resource=\"memory\"} 0");
 	has(text, "fairshare_resource_allocated_ratio{resource=\"cpu\"} 0.625");
 	has(text, "fairshare_resource_utilization_ratio{resource=\"cpu\"} 0.5");
 	has(text, "fairshare_tenant_allocation_ratio{tenant=\"a\",resource=\"cpu\"} 0.25");
@@ -134,6 +139,29 @@ static void test_lines(void **state)
 	/* label values escape " and \ */
 	has(text, "fairshare_tenant_weight{tenant=\"we\\\"ird\\\\one\"} 2");
 	assert_int_equal(text[strlen(text) - 1], '\n');
+	free(text);
+}
+
+/* One vocabulary (published.h): the word each kind of bottleneck gets, and
+ * the bottleneck gauge that follows it. */
+static void test_bottleneck_states(void **state)
+{
+	struct fixture *f = *state;
+	struct fsd_published *p = &f->p;
+	char *text;
+
+	assert_string_equal(fsd_resource_state(p, 0), "saturated");
+	assert_null(fsd_resource_state(p, 1));
+	p->busy[1] = true;
+	assert_string_equal(fsd_resource_state(p, 1), "busy");
+	p->pcfg.contended[1] = true;
+	assert_string_equal(fsd_resource_state(p, 1), "contended");
+	p->busy[0] = true; /* saturated says more: the allocation fills it */
+	assert_string_equal(fsd_resource_state(p, 0), "saturated");
+	assert_null(fsd_resource_state(p, 2)); /* no such resource */
+	text = print(p);
+	has(text, "fairshare_resource_bottleneck{resource=\"memory\"} 1");
+	has(text, "fairshare_resource_saturated{resource=\"memory\"} 0");
 	free(text);
 }
 
@@ -182,6 +210,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_lines, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bottleneck_states, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_error_names_path, setup, teardown),
 	};
