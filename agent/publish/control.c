@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "control_request.h"
 
 struct client {
 	struct fsd_control *srv;
@@ -128,34 +129,20 @@ static const char *code_of(int r)
 static void handle_line(struct client *cl, const char *line, size_t len)
 {
 	struct fsd_control *c = cl->srv;
-	enum json_tokener_error jerr = json_tokener_success;
-	struct json_object *req = NULL, *resp = NULL, *cmdv;
+	struct json_object *req = NULL, *resp = NULL;
 	const struct fsd_control_cmd *cmd;
+	const char *name;
 	char err[512] = "";
 	int r;
 
-	/* json-c stops at the first NUL: reject them instead of ignoring the rest */
-	if (strlen(line) != len) {
-		queue_error(cl, FSD_CODE_BAD_REQUEST, "request contains a NUL byte");
+	r = fsd_control_parse_request(line, len, &req, &name, err, sizeof(err));
+	if (r < 0) {
+		queue_error(cl, r == -EINVAL ? FSD_CODE_BAD_REQUEST : FSD_CODE_FAILED, err);
 		return;
 	}
-	req = json_tokener_parse_verbose(line, &jerr);
-	if (!req) {
-		snprintf(err, sizeof(err), "malformed JSON: %s", json_tokener_error_desc(jerr));
-		queue_error(cl, FSD_CODE_BAD_REQUEST, err);
-		return;
-	}
-	if (!json_object_is_type(req, json_type_object) ||
-	    !json_object_object_get_ex(req, "command", &cmdv) ||
-	    !json_object_is_type(cmdv, json_type_string)) {
-		queue_error(cl, FSD_CODE_BAD_REQUEST,
-			    "a request is a JSON object with a string \"command\"");
-		goto out;
-	}
-	cmd = find_cmd(c, json_object_get_string(cmdv));
+	cmd = find_cmd(c, name);
 	if (!cmd) {
-		snprintf(err, sizeof(err), "unknown command \"%.64s\"",
-			 json_object_get_string(cmdv));
+		snprintf(err, sizeof(err), "unknown command \"%.64s\"", name);
 		queue_error(cl, FSD_CODE_UNKNOWN_COMMAND, err);
 		goto out;
 	}

@@ -5,7 +5,8 @@
  * request back), "poke" (privileged) and "missing" (fails with -ENOENT).
  * Limits are small so the tests are quick: 256-byte lines, 4 clients, 1 s
  * per request. Checks the answers to good, malformed, oversized, unknown and
- * NUL-carrying requests, that a silent client neither stalls others nor
+ * NUL-carrying requests (raw or escaped \u0000), of JSON that is no request
+ * object (null, trailing text), that a silent client neither stalls others nor
  * stays forever, the client cap, SO_PEERCRED (privileged refused for uid
  * nobody, allowed for root), and stale/live socket handling at open.
  */
@@ -235,8 +236,17 @@ static const char *code_of(struct json_object *o)
 	return json_object_object_get_ex(o, "code", &v) ? json_object_get_string(v) : "";
 }
 
-/* Sends line to a fresh connection; returns the answer's "code" ("" = ok). */
-static void expect_code(const struct fixture *f, const char *line, const char *code)
+static const char *error_of(struct json_object *o)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, "error", &v) ? json_object_get_string(v) : "";
+}
+
+/* Sends line to a fresh connection; checks the answer's "code" ("" = ok)
+ * and that its error message contains msg (NULL: any). */
+static void expect_error(const struct fixture *f, const char *line, const char *code,
+			 const char *msg)
 {
 	int fd = connect_to(f->sock);
 	struct json_object *o;
@@ -247,8 +257,15 @@ static void expect_code(const struct fixture *f, const char *line, const char *c
 	assert_non_null(o);
 	assert_string_equal(code_of(o), code);
 	assert_true(is_ok(o) == !code[0]);
+	if (msg && !strstr(error_of(o), msg))
+		fail_msg("%s: error \"%s\" lacks \"%s\"", line, error_of(o), msg);
 	json_object_put(o);
 	close(fd);
+}
+
+static void expect_code(const struct fixture *f, const char *line, const char *code)
+{
+	expect_error(f, line, code, NULL);
 }
 
 static void test_good_requests_pipelined(void **state)
@@ -298,6 +315,40 @@ static void test_malformed_keeps_connection(void **state)
 	expect_code(f, "\"status\"\n", FSD_CODE_BAD_REQUEST);
 	expect_code(f, "{\"cmd\":\"echo\"}\n", FSD_CODE_BAD_REQUEST);
 	expect_code(f, "{\"command\":\"rm -rf\"}\n", FSD_CODE_UNKNOWN_COMMAND);
+}
+
+/* Well-formed JSON that is no request, and text after the request object. */
+static void test_null_and_trailing_refused(void **state)
+{
+	struct fixture *f = *state;
+	const char *shape = "a request is a JSON object";
+
+	expect_error(f, "null\n", FSD_CODE_BAD_REQUEST, shape);
+	expect_error(f, " null \n", FSD_CODE_BAD_REQUEST, shape);
+	expect_error(f, "5\n", FSD_CODE_BAD_REQUEST, shape);
+	expect_error(f, "true\n", FSD_CODE_BAD_REQUEST, shape);
+	expect_error(f, "{\"command\":\"echo\"} junk\n", FSD_CODE_BAD_REQUEST, "after the request");
+	expect_error(f, "{\"command\":\"echo\"}{\"command\":\"poke\"}\n", FSD_CODE_BAD_REQUEST,
+		     "after the request");
+	expect_error(f, "{\"command\":\"echo\"\n", FSD_CODE_BAD_REQUEST, "malformed JSON: ");
+	expect_code(f, "{\"command\":\"echo\"} \t\n", "");
+}
+
+/* \u0000 would cut a string short in every C reader of the request. */
+static void test_escaped_nul_refused(void **state)
+{
+	struct fixture *f = *state;
+	const char *nul = "escaped NUL";
+
+	expect_error(f, "{\"command\":\"echo\",\"tenant\":\"a\\u0000junk\"}\n",
+		     FSD_CODE_BAD_REQUEST, nul);
+	expect_error(f, "{\"command\":\"echo\\u0000poke\"}\n", FSD_CODE_BAD_REQUEST, nul);
+	expect_error(f, "{\"command\":\"echo\",\"a\\u0000b\":1}\n", FSD_CODE_BAD_REQUEST, nul);
+	expect_error(f, "{\"command\":\"echo\",\"t\":\"\\\\\\u0000\"}\n", FSD_CODE_BAD_REQUEST,
+		     nul);
+	/* an escaped backslash followed by the text u0000 is no NUL */
+	expect_code(f, "{\"command\":\"echo\",\"t\":\"\\\\u0000\"}\n", "");
+	expect_code(f, "{\"command\":\"echo\",\"t\":\"\\u0001\"}\n", "");
 }
 
 static void test_nul_byte_refused(void **state)
@@ -471,6 +522,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_good_requests_pipelined, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed_keeps_connection, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_null_and_trailing_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_escaped_nul_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nul_byte_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_oversized_line_closes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_silent_client_does_not_stall, setup, teardown),
