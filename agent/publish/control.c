@@ -304,12 +304,22 @@ static void refuse(int fd, const char *code, const char *msg)
 	close(fd);
 }
 
+int fsd_control_peercred(int fd, struct fsd_control_peer *peer)
+{
+	struct ucred uc;
+	socklen_t ul = sizeof(uc);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0)
+		return -errno;
+	*peer = (struct fsd_control_peer){uc.pid, uc.uid, uc.gid};
+	return 0;
+}
+
 static int on_accept(sd_event_source *s, int lfd, uint32_t revents, void *userdata)
 {
 	struct fsd_control *c = userdata;
 	struct client *cl = NULL;
-	struct ucred uc;
-	socklen_t ul = sizeof(uc);
+	struct fsd_control_peer peer;
 	int fd, r;
 
 	(void)s;
@@ -321,7 +331,7 @@ static int on_accept(sd_event_source *s, int lfd, uint32_t revents, void *userda
 		refuse(fd, FSD_CODE_BUSY, "too many control connections, try again");
 		return 0;
 	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0) {
+	if (c->o.peer_cred(fd, &peer) < 0) {
 		refuse(fd, FSD_CODE_FAILED, "cannot read peer credentials");
 		return 0;
 	}
@@ -333,7 +343,7 @@ static int on_accept(sd_event_source *s, int lfd, uint32_t revents, void *userda
 	}
 	cl->srv = c;
 	cl->fd = fd;
-	cl->peer = (struct fsd_control_peer){uc.pid, uc.uid, uc.gid};
+	cl->peer = peer;
 	cl->next = c->clients;
 	c->clients = cl;
 	c->n_clients++;
@@ -412,6 +422,8 @@ int fsd_control_open(struct fsd_control **out, sd_event *e, const struct fsd_con
 		c->o.timeout_us = FSD_CONTROL_TIMEOUT_US;
 	if (!c->o.mode)
 		c->o.mode = 0660;
+	if (!c->o.peer_cred)
+		c->o.peer_cred = fsd_control_peercred;
 	c->event = sd_event_ref(e);
 	strcpy(sa.sun_path, o->path);
 	r = make_parent(o->path);

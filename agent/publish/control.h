@@ -77,7 +77,13 @@ struct fsd_control_opts {
 	const struct fsd_control_cmd *cmds;
 	size_t n_cmds;
 	void *ctx; /* passed to every command */
+	/* who connected; NULL: fsd_control_peercred. Tests inject peers of
+	 * other uids here, root or not, whoever runs them. */
+	int (*peer_cred)(int fd, struct fsd_control_peer *peer);
 };
+
+/* The peer's credentials at connect time (SO_PEERCRED). 0 or -errno. */
+int fsd_control_peercred(int fd, struct fsd_control_peer *peer);
 
 struct fsd_control;
 

@@ -7,8 +7,9 @@
  * per request. Checks the answers to good, malformed, oversized, unknown and
  * NUL-carrying requests (raw or escaped \u0000), of JSON that is no request
  * object (null, trailing text), that a silent client neither stalls others nor
- * stays forever, the client cap, SO_PEERCRED (privileged refused for uid
- * nobody, allowed for root), and stale/live socket handling at open.
+ * stays forever, the client cap, the peer's uid (privileged refused for uid
+ * nobody, allowed for root: uids injected, so this runs unprivileged; the
+ * real SO_PEERCRED as root only), and stale/live socket handling at open.
  */
 #include <errno.h>
 #include <poll.h>
@@ -81,6 +82,30 @@ static const struct fsd_control_cmd cmds[] = {
     {"missing", false, cmd_missing},
 };
 
+/*
+ * The test's peers: a client bound to the abstract address
+ * "\0" FAKE_UID_TAG "<uid>-..." (connect_as) is taken for that uid, so the
+ * uid checks run whoever runs the test; any other client is who it is.
+ */
+#define FAKE_UID_TAG "fairshare-test-uid-"
+
+static int fake_peer_cred(int fd, struct fsd_control_peer *peer)
+{
+	struct sockaddr_un sa;
+	socklen_t sl = sizeof(sa);
+	unsigned uid;
+	int r = fsd_control_peercred(fd, peer);
+
+	if (r < 0)
+		return r;
+	memset(&sa, 0, sizeof(sa));
+	if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0 &&
+	    sl > offsetof(struct sockaddr_un, sun_path) + 1 && sa.sun_path[0] == '\0' &&
+	    sscanf(sa.sun_path + 1, FAKE_UID_TAG "%u-", &uid) == 1)
+		peer->uid = (uid_t)uid;
+	return 0;
+}
+
 static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *u)
 {
 	(void)si;
@@ -98,6 +123,7 @@ static void run_server(const char *path)
 	    .timeout_us = TIMEOUT_US,
 	    .cmds = cmds,
 	    .n_cmds = sizeof(cmds) / sizeof(cmds[0]),
+	    .peer_cred = fake_peer_cred,
 	};
 	struct fsd_control *c = NULL;
 	sd_event *e = NULL;
@@ -130,6 +156,29 @@ static int connect_to(const char *path)
 		return -errno;
 	strcpy(sa.sun_path, path);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* A connection the server takes for uid's (fake_peer_cred). */
+static int connect_as(const char *path, unsigned uid)
+{
+	static unsigned seq;
+	struct sockaddr_un me = {.sun_family = AF_UNIX}, sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), n;
+
+	if (fd < 0)
+		return -errno;
+	n = snprintf(me.sun_path + 1, sizeof(me.sun_path) - 1, FAKE_UID_TAG "%u-%d-%u", uid,
+		     (int)getpid(), seq++);
+	strcpy(sa.sun_path, path);
+	if (bind(fd, (struct sockaddr *)&me,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int r = -errno;
 
 		close(fd);
@@ -446,32 +495,58 @@ static void test_client_cap(void **state)
 		close(fds[i]);
 }
 
+/* Privileged commands: refused for uid nobody, allowed for root (peer uids
+ * injected: runs unprivileged too). */
 static void test_privileged_needs_root(void **state)
+{
+	struct fixture *f = *state;
+	int fd = connect_as(f->sock, 65534), root = connect_as(f->sock, 0);
+	struct json_object *o;
+
+	assert_true(fd >= 0 && root >= 0);
+	send_str(fd, "{\"command\":\"poke\"}\n{\"command\":\"echo\"}\n");
+	o = read_answer(fd, 3000);
+	assert_non_null(o);
+	assert_string_equal(code_of(o), FSD_CODE_PERMISSION);
+	assert_non_null(strstr(error_of(o), "peer uid 65534"));
+	json_object_put(o);
+	o = read_answer(fd, 3000); /* read-only commands still work */
+	assert_non_null(o);
+	assert_true(is_ok(o));
+	json_object_put(o);
+	send_str(root, "{\"command\":\"poke\"}\n");
+	o = read_answer(root, 3000);
+	assert_non_null(o);
+	assert_true(is_ok(o));
+	json_object_put(o);
+	close(fd);
+	close(root);
+}
+
+/* The real SO_PEERCRED path (no injected uid): needs root to become nobody. */
+static void test_peercred_real_uid(void **state)
 {
 	struct fixture *f = *state;
 	pid_t pid;
 	int status;
 
 	if (geteuid() != 0)
-		skip(); /* needs root to become nobody and to be root */
+		skip();
 	expect_code(f, "{\"command\":\"poke\"}\n", "");
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct json_object *o;
-		int fd, bad = 0;
+		int fd, bad;
 
 		if (setgid(65534) < 0 || setuid(65534) < 0)
 			_exit(10);
 		fd = connect_to(f->sock);
 		if (fd < 0)
 			_exit(11);
-		send_str(fd, "{\"command\":\"poke\"}\n{\"command\":\"echo\"}\n");
+		send_str(fd, "{\"command\":\"poke\"}\n");
 		o = read_answer(fd, 3000);
-		bad |= !o || is_ok(o) || strcmp(code_of(o), FSD_CODE_PERMISSION);
-		json_object_put(o);
-		o = read_answer(fd, 3000); /* read-only commands still work */
-		bad |= !o || !is_ok(o);
+		bad = !o || is_ok(o) || strcmp(code_of(o), FSD_CODE_PERMISSION);
 		json_object_put(o);
 		_exit(bad ? 12 : 0);
 	}
@@ -529,6 +604,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_silent_client_does_not_stall, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_client_cap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_privileged_needs_root, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_peercred_real_uid, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_open_live_and_stale, setup, teardown),
 	};
 	signal(SIGPIPE, SIG_IGN);
