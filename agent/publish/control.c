@@ -304,6 +304,27 @@ static void refuse(int fd, const char *code, const char *msg)
 	close(fd);
 }
 
+/* Why peer may not connect now (its own limit or root's reserve), or NULL. */
+static const char *no_room(const struct fsd_control *c, const struct fsd_control_peer *peer,
+			   char *buf, size_t len)
+{
+	unsigned same = 0;
+
+	if (c->n_clients >= c->o.max_clients)
+		return "too many control connections, try again";
+	if (peer->uid == 0)
+		return NULL;
+	if (c->n_clients >= c->o.max_clients - c->o.root_reserved)
+		return "the remaining control connections are kept for root, try again";
+	for (const struct client *cl = c->clients; cl; cl = cl->next)
+		same += cl->peer.uid == peer->uid;
+	if (same < c->o.max_per_uid)
+		return NULL;
+	snprintf(buf, len, "uid %u has %u control connections open, the most one user may",
+		 (unsigned)peer->uid, same);
+	return buf;
+}
+
 int fsd_control_peercred(int fd, struct fsd_control_peer *peer)
 {
 	struct ucred uc;
@@ -320,6 +341,8 @@ static int on_accept(sd_event_source *s, int lfd, uint32_t revents, void *userda
 	struct fsd_control *c = userdata;
 	struct client *cl = NULL;
 	struct fsd_control_peer peer;
+	const char *why;
+	char msg[128];
 	int fd, r;
 
 	(void)s;
@@ -327,12 +350,13 @@ static int on_accept(sd_event_source *s, int lfd, uint32_t revents, void *userda
 	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return 0; /* EAGAIN, ECONNABORTED, EMFILE: try again next time */
-	if (c->n_clients >= c->o.max_clients) {
-		refuse(fd, FSD_CODE_BUSY, "too many control connections, try again");
-		return 0;
-	}
 	if (c->o.peer_cred(fd, &peer) < 0) {
 		refuse(fd, FSD_CODE_FAILED, "cannot read peer credentials");
+		return 0;
+	}
+	why = no_room(c, &peer, msg, sizeof(msg));
+	if (why) {
+		refuse(fd, FSD_CODE_BUSY, why);
 		return 0;
 	}
 	cl = calloc(1, sizeof(*cl));
@@ -416,6 +440,12 @@ int fsd_control_open(struct fsd_control **out, sd_event *e, const struct fsd_con
 	c->o = *o;
 	if (!c->o.max_clients)
 		c->o.max_clients = FSD_CONTROL_MAX_CLIENTS;
+	if (!c->o.root_reserved)
+		c->o.root_reserved = FSD_CONTROL_ROOT_RESERVED;
+	if (c->o.root_reserved >= c->o.max_clients)
+		c->o.root_reserved = c->o.max_clients - 1;
+	if (!c->o.max_per_uid)
+		c->o.max_per_uid = (c->o.max_clients - c->o.root_reserved + 1) / 2;
 	if (!c->o.max_line)
 		c->o.max_line = FSD_CONTROL_MAX_LINE;
 	if (!c->o.timeout_us)

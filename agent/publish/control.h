@@ -16,6 +16,10 @@
  * trickling or silent client is dropped); at most max_clients connections,
  * further ones get an error and are closed; while an answer is unread the
  * client's further input is not read (back-pressure, bounded memory).
+ *
+ * Why no user can lock root out: the last root_reserved connections are for
+ * uid 0 only (fairctl reload/release must get through), and one uid holds at
+ * most max_per_uid (so one member of the group cannot lock out the others).
  */
 #ifndef FAIRSHARE_AGENT_CONTROL_H
 #define FAIRSHARE_AGENT_CONTROL_H
@@ -32,6 +36,7 @@
 #define FSD_CONTROL_MAX_LINE	  4096
 #define FSD_CONTROL_MAX_CLIENTS	  16
 #define FSD_CONTROL_TIMEOUT_US	  (5 * 1000000ULL)
+#define FSD_CONTROL_ROOT_RESERVED 2
 /* an answer larger than this is an error: status is ~600 bytes a tenant, so
  * this covers some 100,000 tenants */
 #define FSD_CONTROL_MAX_RESPONSE (64u << 20)
@@ -72,6 +77,10 @@ struct fsd_control_opts {
 	mode_t mode;	      /* 0: 0660 */
 	const char *group;    /* chgrp to this group when it exists; NULL: "fairshare" */
 	unsigned max_clients; /* 0: FSD_CONTROL_MAX_CLIENTS */
+	/* of them for uid 0 only; 0: FSD_CONTROL_ROOT_RESERVED (fewer than
+	 * max_clients) */
+	unsigned root_reserved;
+	unsigned max_per_uid; /* connections of one other uid; 0: half the rest */
 	size_t max_line;      /* 0: FSD_CONTROL_MAX_LINE */
 	uint64_t timeout_us;  /* 0: FSD_CONTROL_TIMEOUT_US */
 	const struct fsd_control_cmd *cmds;

@@ -3,12 +3,13 @@
  * The control socket server (agent/control.c) in a forked child running its
  * own sd-event loop, with test commands: "echo" (read-only, answers the
  * request back), "poke" (privileged) and "missing" (fails with -ENOENT).
- * Limits are small so the tests are quick: 256-byte lines, 4 clients, 1 s
- * per request. Checks the answers to good, malformed, oversized, unknown and
- * NUL-carrying requests (raw or escaped \u0000), of JSON that is no request
- * object (null, trailing text), that a silent client neither stalls others nor
- * stays forever, the client cap, the peer's uid (privileged refused for uid
- * nobody, allowed for root: uids injected, so this runs unprivileged; the
+ * Limits are small so the tests are quick: 256-byte lines, 4 clients (1 for
+ * root only, 2 a user), 1 s per request. Checks the answers to good,
+ * malformed, oversized, unknown and NUL-carrying requests (raw or escaped
+ * \u0000), of JSON that is no request object (null, trailing text), that a
+ * silent client neither stalls others nor stays forever, the client cap with
+ * root's reserve and the per-uid cap, the peer's uid (privileged refused for
+ * uid nobody, allowed for root: uids injected, so this runs unprivileged; the
  * real SO_PEERCRED as root only), and stale/live socket handling at open.
  */
 #include <errno.h>
@@ -34,6 +35,8 @@
 
 #define MAX_LINE    256
 #define MAX_CLIENTS 4
+#define ROOT_SLOTS  1 /* of them for root only */
+#define PER_UID	    2
 #define TIMEOUT_US  1000000
 
 struct fixture {
@@ -119,6 +122,8 @@ static void run_server(const char *path)
 	    .path = path,
 	    .mode = 0666, /* the nobody test reaches the socket; SO_PEERCRED decides */
 	    .max_clients = MAX_CLIENTS,
+	    .root_reserved = ROOT_SLOTS,
+	    .max_per_uid = PER_UID,
 	    .max_line = MAX_LINE,
 	    .timeout_us = TIMEOUT_US,
 	    .cmds = cmds,
@@ -470,29 +475,78 @@ static void test_silent_client_does_not_stall(void **state)
 	close(partial);
 }
 
+/* A connection of uid's that the server answers (accepted, not refused). */
+static int served_as(const struct fixture *f, unsigned uid)
+{
+	int fd = connect_as(f->sock, uid);
+	struct json_object *o;
+
+	assert_true(fd >= 0);
+	send_str(fd, "{\"command\":\"echo\"}\n");
+	o = read_answer(fd, 3000);
+	assert_non_null(o);
+	if (!is_ok(o))
+		fail_msg("uid %u refused: %s", uid, error_of(o));
+	json_object_put(o);
+	return fd;
+}
+
+/* A connection of uid's is refused as busy, with msg in the reason. */
+static void refused_as(const struct fixture *f, unsigned uid, const char *msg)
+{
+	int fd = connect_as(f->sock, uid);
+	struct json_object *o;
+
+	assert_true(fd >= 0);
+	o = read_answer(fd, 3000);
+	assert_non_null(o);
+	assert_string_equal(code_of(o), FSD_CODE_BUSY);
+	if (!strstr(error_of(o), msg))
+		fail_msg("uid %u: \"%s\" lacks \"%s\"", uid, error_of(o), msg);
+	json_object_put(o);
+	close(fd);
+}
+
 static void test_client_cap(void **state)
 {
 	struct fixture *f = *state;
-	int fds[MAX_CLIENTS], extra;
-	struct json_object *o;
+	int fds[MAX_CLIENTS];
 
-	for (int i = 0; i < MAX_CLIENTS; i++) {
-		fds[i] = connect_to(f->sock);
-		assert_true(fds[i] >= 0);
-	}
-	usleep(100000); /* the server accepts them */
-	extra = connect_to(f->sock);
-	assert_true(extra >= 0);
-	o = read_answer(extra, 3000);
-	assert_non_null(o);
-	assert_string_equal(code_of(o), FSD_CODE_BUSY);
-	json_object_put(o);
-	close(extra);
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		fds[i] = served_as(f, 0); /* root may take every slot */
+	refused_as(f, 0, "too many");
 	close(fds[0]);
 	usleep(100000); /* the server sees the close */
 	expect_code(f, "{\"command\":\"echo\"}\n", "");
 	for (int i = 1; i < MAX_CLIENTS; i++)
 		close(fds[i]);
+}
+
+/* Users holding every connection they may cannot lock root out, nor one
+ * user the others. */
+static void test_root_keeps_a_slot(void **state)
+{
+	struct fixture *f = *state;
+	int a[PER_UID], b, root;
+	struct json_object *o;
+
+	for (int i = 0; i < PER_UID; i++)
+		a[i] = served_as(f, 1000);
+	refused_as(f, 1000, "uid 1000 has 2 control connections open");
+	b = served_as(f, 1001); /* user 1000 did not take everything */
+	refused_as(f, 1001, "kept for root");
+	refused_as(f, 1002, "kept for root");
+	root = served_as(f, 0);
+	send_str(root, "{\"command\":\"poke\"}\n");
+	o = read_answer(root, 3000);
+	assert_non_null(o);
+	assert_true(is_ok(o));
+	json_object_put(o);
+	refused_as(f, 0, "too many");
+	close(root);
+	close(b);
+	for (int i = 0; i < PER_UID; i++)
+		close(a[i]);
 }
 
 /* Privileged commands: refused for uid nobody, allowed for root (peer uids
@@ -603,6 +657,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_oversized_line_closes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_silent_client_does_not_stall, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_client_cap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_root_keeps_a_slot, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_privileged_needs_root, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_peercred_real_uid, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_open_live_and_stale, setup, teardown),
