@@ -11,11 +11,16 @@
  *
  * Why it cannot stall the daemon: every socket is non-blocking and driven by
  * sd-event; a request line is at most max_line bytes (longer: an error and
- * the connection is closed); a client gets timeout_us to send a request and
+ * the connection is closed, see below); a client gets timeout_us to send a request and
  * read the answer, measured from the connection or its previous answer (so a
  * trickling or silent client is dropped); at most max_clients connections,
  * further ones get an error and are closed; while an answer is unread the
  * client's further input is not read (back-pressure, bounded memory).
+ *
+ * A connection closed with an error ("too-long", "busy") is shut down after
+ * the error and its input read away until the client closes (at most
+ * timeout_us; a refused one 1 s): a close with input unread would reset it,
+ * and the client would get EPIPE or ECONNRESET instead of the reason.
  *
  * Why no user can lock root out: the last root_reserved connections are for
  * uid 0 only (fairctl reload/release must get through), and one uid holds at

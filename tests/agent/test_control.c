@@ -290,6 +290,16 @@ static const char *code_of(struct json_object *o)
 	return json_object_object_get_ex(o, "code", &v) ? json_object_get_string(v) : "";
 }
 
+/* The server closed the connection in order: EOF, not ECONNRESET. */
+static void expect_eof(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char c;
+
+	assert_int_equal(poll(&p, 1, 3000), 1);
+	assert_int_equal(recv(fd, &c, 1, 0), 0);
+}
+
 static const char *error_of(struct json_object *o)
 {
 	struct json_object *v;
@@ -421,21 +431,27 @@ static void test_nul_byte_refused(void **state)
 	close(fd);
 }
 
+/* The client writes its whole oversized request (more than the socket
+ * buffers hold) before it reads: its send must not fail, and it must read
+ * why, then an orderly close. */
 static void test_oversized_line_closes(void **state)
 {
 	struct fixture *f = *state;
 	int fd = connect_to(f->sock);
-	char big[4 * MAX_LINE];
+	size_t len = 4u << 20;
+	char *big = malloc(len);
 	struct json_object *o;
 
 	assert_true(fd >= 0);
-	memset(big, 'x', sizeof(big));
-	send_bytes(fd, big, sizeof(big)); /* no newline */
+	assert_non_null(big);
+	memset(big, 'x', len);
+	send_bytes(fd, big, len); /* no newline */
+	free(big);
 	o = read_answer(fd, 3000);
 	assert_non_null(o);
 	assert_string_equal(code_of(o), FSD_CODE_TOO_LONG);
 	json_object_put(o);
-	assert_null(read_answer(fd, 3000)); /* closed */
+	expect_eof(fd);
 	close(fd);
 	expect_code(f, "{\"command\":\"echo\"}\n", ""); /* the server is fine */
 }
@@ -491,19 +507,29 @@ static int served_as(const struct fixture *f, unsigned uid)
 	return fd;
 }
 
-/* A connection of uid's is refused as busy, with msg in the reason. */
+/*
+ * A connection of uid's is refused as busy, with msg in the reason. The
+ * client sends its request only once the refusal is there (as a client does
+ * that connects, and writes a moment later): the send must not fail and the
+ * reason must be read, then an orderly close.
+ */
 static void refused_as(const struct fixture *f, unsigned uid, const char *msg)
 {
 	int fd = connect_as(f->sock, uid);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 	struct json_object *o;
 
 	assert_true(fd >= 0);
+	assert_int_equal(poll(&p, 1, 3000), 1);
+	usleep(20000); /* the server is done with the connection */
+	send_str(fd, "{\"command\":\"echo\"}\n");
 	o = read_answer(fd, 3000);
 	assert_non_null(o);
 	assert_string_equal(code_of(o), FSD_CODE_BUSY);
 	if (!strstr(error_of(o), msg))
 		fail_msg("uid %u: \"%s\" lacks \"%s\"", uid, error_of(o), msg);
 	json_object_put(o);
+	expect_eof(fd);
 	close(fd);
 }
 
