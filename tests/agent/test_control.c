@@ -307,6 +307,17 @@ static const char *error_of(struct json_object *o)
 	return json_object_object_get_ex(o, "error", &v) ? json_object_get_string(v) : "";
 }
 
+/* The next answer on fd is ok. */
+static void expect_ok(int fd)
+{
+	struct json_object *o = read_answer(fd, 3000);
+
+	assert_non_null(o);
+	if (!is_ok(o))
+		fail_msg("not ok: %s", error_of(o));
+	json_object_put(o);
+}
+
 /* Sends line to a fresh connection; checks the answer's "code" ("" = ok)
  * and that its error message contains msg (NULL: any). */
 static void expect_error(const struct fixture *f, const char *line, const char *code,
@@ -368,10 +379,7 @@ static void test_malformed_keeps_connection(void **state)
 	json_object_put(o);
 	/* the same connection still serves */
 	send_str(fd, "{\"command\":\"echo\"}\n");
-	o = read_answer(fd, 3000);
-	assert_non_null(o);
-	assert_true(is_ok(o));
-	json_object_put(o);
+	expect_ok(fd);
 	close(fd);
 
 	expect_code(f, "[1, 2]\n", FSD_CODE_BAD_REQUEST);
@@ -495,15 +503,10 @@ static void test_silent_client_does_not_stall(void **state)
 static int served_as(const struct fixture *f, unsigned uid)
 {
 	int fd = connect_as(f->sock, uid);
-	struct json_object *o;
 
 	assert_true(fd >= 0);
 	send_str(fd, "{\"command\":\"echo\"}\n");
-	o = read_answer(fd, 3000);
-	assert_non_null(o);
-	if (!is_ok(o))
-		fail_msg("uid %u refused: %s", uid, error_of(o));
-	json_object_put(o);
+	expect_ok(fd);
 	return fd;
 }
 
@@ -554,7 +557,6 @@ static void test_root_keeps_a_slot(void **state)
 {
 	struct fixture *f = *state;
 	int a[PER_UID], b, root;
-	struct json_object *o;
 
 	for (int i = 0; i < PER_UID; i++)
 		a[i] = served_as(f, 1000);
@@ -564,10 +566,7 @@ static void test_root_keeps_a_slot(void **state)
 	refused_as(f, 1002, "kept for root");
 	root = served_as(f, 0);
 	send_str(root, "{\"command\":\"poke\"}\n");
-	o = read_answer(root, 3000);
-	assert_non_null(o);
-	assert_true(is_ok(o));
-	json_object_put(o);
+	expect_ok(root);
 	refused_as(f, 0, "too many");
 	close(root);
 	close(b);
@@ -590,15 +589,9 @@ static void test_privileged_needs_root(void **state)
 	assert_string_equal(code_of(o), FSD_CODE_PERMISSION);
 	assert_non_null(strstr(error_of(o), "peer uid 65534"));
 	json_object_put(o);
-	o = read_answer(fd, 3000); /* read-only commands still work */
-	assert_non_null(o);
-	assert_true(is_ok(o));
-	json_object_put(o);
+	expect_ok(fd); /* read-only commands still work */
 	send_str(root, "{\"command\":\"poke\"}\n");
-	o = read_answer(root, 3000);
-	assert_non_null(o);
-	assert_true(is_ok(o));
-	json_object_put(o);
+	expect_ok(root);
 	close(fd);
 	close(root);
 }

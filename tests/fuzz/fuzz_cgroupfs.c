@@ -19,7 +19,17 @@ enum { P_CPU, P_MEM_STAT, P_MEM_EVENTS, P_IO_STAT, P_PSI, P_MEMINFO, P_DISKSTAT,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	union {
+		struct fs_cpu_stat cpu;
+		struct fs_memory_stat mem;
+		struct fs_memory_events ev;
+		struct fs_io_stat io;
+		struct fs_pressure psi;
+		struct fs_meminfo meminfo;
+		struct fs_disk_counters disk;
+	} u;
 	struct fs_devnum dev;
+	enum fs_cgfile f;
 	char *text, out[512];
 	unsigned pick;
 
@@ -33,56 +43,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = '\0';
 	switch (pick % (P_CURRENT + 1)) {
-	case P_CPU: {
-		struct fs_cpu_stat s;
-
-		fs_parse_cpu_stat(text, &s);
+	case P_CPU:
+		fs_parse_cpu_stat(text, &u.cpu);
 		break;
-	}
-	case P_MEM_STAT: {
-		struct fs_memory_stat s;
-
-		fs_parse_memory_stat(text, &s);
+	case P_MEM_STAT:
+		fs_parse_memory_stat(text, &u.mem);
 		break;
-	}
-	case P_MEM_EVENTS: {
-		struct fs_memory_events s;
-
-		fs_parse_memory_events(text, &s);
+	case P_MEM_EVENTS:
+		fs_parse_memory_events(text, &u.ev);
 		break;
-	}
-	case P_IO_STAT: {
-		struct fs_io_stat s;
-
-		fs_parse_io_stat(text, dev, &s);
+	case P_IO_STAT:
+		fs_parse_io_stat(text, dev, &u.io);
 		break;
-	}
-	case P_PSI: {
-		struct fs_pressure s;
-
-		fs_parse_pressure(text, &s);
+	case P_PSI:
+		fs_parse_pressure(text, &u.psi);
 		break;
-	}
-	case P_MEMINFO: {
-		struct fs_meminfo s;
-
-		fs_parse_meminfo(text, &s);
+	case P_MEMINFO:
+		fs_parse_meminfo(text, &u.meminfo);
 		break;
-	}
-	case P_DISKSTAT: {
-		struct fs_disk_counters s;
-
-		fs_parse_diskstat(text, &s);
+	case P_DISKSTAT:
+		fs_parse_diskstat(text, &u.disk);
 		break;
-	}
-	case P_KEY: {
-		enum fs_cgfile f;
-
+	case P_KEY:
 		if (fs_cgfile_parse_key(text, &f, &dev) == 0 &&
 		    fs_cgfile_key(f, dev, out, sizeof(out)) < 0)
 			abort(); /* a key that parses must format back */
 		break;
-	}
 	default:
 		/* small buffers too: -ENOSPC must not write past them */
 		fs_cgfile_current((enum fs_cgfile)((pick >> 4) % FS_CGF__COUNT), dev, text, out,
