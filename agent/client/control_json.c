@@ -3,6 +3,7 @@
 #include "control_json.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,15 @@ static double num(struct json_object *o, const char *key)
 	if (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))
 		return json_object_get_double(v);
 	return NAN;
+}
+
+/* A whole number; 0 when missing, null or out of range (a NAN or huge
+ * double converted to long long is undefined). */
+static long long whole(struct json_object *o, const char *key)
+{
+	double v = num(o, key);
+
+	return v > (double)LLONG_MIN && v < (double)LLONG_MAX ? (long long)v : 0;
 }
 
 static bool flag(struct json_object *o, const char *key)
@@ -100,8 +110,8 @@ static void tenant(const struct fcj_status *s, struct json_object *o, struct fcj
 	str(lim, "cpu.max", t->cpu_max, sizeof(t->cpu_max));
 	str(lim, "memory.high", t->mem_high, sizeof(t->mem_high));
 	str(lim, "memory.max", t->mem_max, sizeof(t->mem_max));
-	t->cpu_weight = (long long)num(lim, "cpu.weight");
-	t->io_weight = (long long)num(lim, "io.weight");
+	t->cpu_weight = whole(lim, "cpu.weight");
+	t->io_weight = whole(lim, "io.weight");
 	join(member(lim, "io.max", json_type_array), t->io_max, sizeof(t->io_max), "; ");
 }
 

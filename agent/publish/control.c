@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "control_request.h"
 
 struct client {
 	struct fsd_control *srv;
@@ -27,7 +28,9 @@ struct client {
 	char *out; /* pending answer(s) */
 	size_t out_len, out_off;
 	bool eof;	  /* the peer closed its writing side */
-	bool close_after; /* close once out is sent (fatal request error) */
+	bool close_after; /* close once out is sent (fatal request error, refusal) */
+	bool draining;	  /* out sent, our side shut down: input read away until EOF */
+	bool refused;	  /* accepted only to say why not (busy): no request is read */
 };
 
 struct fsd_control {
@@ -36,9 +39,15 @@ struct fsd_control {
 	int fd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct fsd_control_opts o;
-	struct client *clients;
-	unsigned n_clients;
+	struct client *clients; /* served and refused ones */
+	unsigned n_clients, n_refused;
 };
+
+/* How long a refused connection may take to read why. */
+#define REFUSED_LINGER_US 1000000ULL
+/* Reads of input drained per wakeup, so a client streaming input cannot
+ * hold the event loop. */
+#define DRAIN_READS 16
 
 static uint64_t now_us(const struct fsd_control *c)
 {
@@ -58,10 +67,14 @@ static void client_free(struct client *cl)
 			*p = cl->next;
 			break;
 		}
-	c->n_clients--;
+	if (cl->refused)
+		c->n_refused--;
+	else
+		c->n_clients--;
 	sd_event_source_disable_unref(cl->io);
 	sd_event_source_disable_unref(cl->timer);
-	close(cl->fd);
+	if (cl->fd >= 0)
+		close(cl->fd);
 	free(cl->in);
 	free(cl->out);
 	free(cl);
@@ -128,34 +141,20 @@ static const char *code_of(int r)
 static void handle_line(struct client *cl, const char *line, size_t len)
 {
 	struct fsd_control *c = cl->srv;
-	enum json_tokener_error jerr = json_tokener_success;
-	struct json_object *req = NULL, *resp = NULL, *cmdv;
+	struct json_object *req = NULL, *resp = NULL;
 	const struct fsd_control_cmd *cmd;
+	const char *name;
 	char err[512] = "";
 	int r;
 
-	/* json-c stops at the first NUL: reject them instead of ignoring the rest */
-	if (strlen(line) != len) {
-		queue_error(cl, FSD_CODE_BAD_REQUEST, "request contains a NUL byte");
+	r = fsd_control_parse_request(line, len, &req, &name, err, sizeof(err));
+	if (r < 0) {
+		queue_error(cl, r == -EINVAL ? FSD_CODE_BAD_REQUEST : FSD_CODE_FAILED, err);
 		return;
 	}
-	req = json_tokener_parse_verbose(line, &jerr);
-	if (!req) {
-		snprintf(err, sizeof(err), "malformed JSON: %s", json_tokener_error_desc(jerr));
-		queue_error(cl, FSD_CODE_BAD_REQUEST, err);
-		return;
-	}
-	if (!json_object_is_type(req, json_type_object) ||
-	    !json_object_object_get_ex(req, "command", &cmdv) ||
-	    !json_object_is_type(cmdv, json_type_string)) {
-		queue_error(cl, FSD_CODE_BAD_REQUEST,
-			    "a request is a JSON object with a string \"command\"");
-		goto out;
-	}
-	cmd = find_cmd(c, json_object_get_string(cmdv));
+	cmd = find_cmd(c, name);
 	if (!cmd) {
-		snprintf(err, sizeof(err), "unknown command \"%.64s\"",
-			 json_object_get_string(cmdv));
+		snprintf(err, sizeof(err), "unknown command \"%.64s\"", name);
 		queue_error(cl, FSD_CODE_UNKNOWN_COMMAND, err);
 		goto out;
 	}
@@ -193,7 +192,7 @@ static int update_events(struct client *cl)
 
 	if (cl->out_off < cl->out_len)
 		ev |= EPOLLOUT;
-	else if (!cl->eof && !cl->close_after)
+	else if (cl->draining || (!cl->eof && !cl->close_after))
 		ev |= EPOLLIN;
 	return sd_event_source_set_io_events(cl->io, ev);
 }
@@ -234,30 +233,62 @@ static void process_input(struct client *cl)
 	}
 }
 
+/*
+ * Sends what is pending. After the last answer (close_after) our side is shut
+ * down and the client's further input drained: closing with unread input
+ * would reset the connection, and the client would see EPIPE on its send or
+ * ECONNRESET on its read instead of the answer ("busy", "too long"). 0, or
+ * -errno: drop the client.
+ */
+static int flush(struct client *cl)
+{
+	while (cl->out_off < cl->out_len) {
+		ssize_t n = send(cl->fd, cl->out + cl->out_off, cl->out_len - cl->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+		cl->out_off += (size_t)n;
+	}
+	cl->out_off = cl->out_len = 0;
+	if (cl->close_after && !cl->draining) {
+		if (shutdown(cl->fd, SHUT_WR) < 0)
+			return -errno;
+		cl->draining = true;
+	}
+	return 0;
+}
+
+/* Reads input away: 1 when more may come, 0 when the peer closed, -errno. */
+static int drain(struct client *cl)
+{
+	char buf[4096];
+
+	for (int i = 0; i < DRAIN_READS; i++) {
+		ssize_t n = recv(cl->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n == 0)
+			return 0;
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 1 : -errno;
+	}
+	return 1;
+}
+
 static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct client *cl = userdata;
 
 	(void)s;
-	if (revents & EPOLLOUT) {
-		while (cl->out_off < cl->out_len) {
-			ssize_t n = send(fd, cl->out + cl->out_off, cl->out_len - cl->out_off,
-					 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-			if (n < 0) {
-				if (errno == EAGAIN || errno == EINTR)
-					break;
-				goto drop;
-			}
-			cl->out_off += (size_t)n;
-		}
-		if (cl->out_off >= cl->out_len) {
-			cl->out_off = cl->out_len = 0;
-			if (cl->close_after)
-				goto drop;
-		}
+	if (revents & EPOLLOUT && flush(cl) < 0)
+		goto drop;
+	if (cl->draining) {
+		if (cl->eof || (revents & (EPOLLIN | EPOLLHUP | EPOLLERR) && drain(cl) <= 0))
+			goto drop;
+		goto events;
 	}
-	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR) && cl->out_off >= cl->out_len && !cl->eof) {
+	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR) && cl->out_off >= cl->out_len && !cl->eof &&
+	    !cl->close_after) {
 		size_t room = cl->srv->o.max_line - cl->in_len;
 		ssize_t n = room ? recv(fd, cl->in + cl->in_len, room, MSG_DONTWAIT) : 0;
 
@@ -268,13 +299,15 @@ static int on_client(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		if (n > 0)
 			cl->in_len += (size_t)n;
 	}
-	process_input(cl);
+	if (!cl->refused)
+		process_input(cl);
 	if (cl->out_off < cl->out_len && !(revents & EPOLLOUT)) {
 		/* try at once; most answers fit the socket buffer */
 		return on_client(s, fd, EPOLLOUT, userdata);
 	}
-	if (cl->out_off >= cl->out_len && (cl->eof || cl->close_after))
+	if (cl->out_off >= cl->out_len && cl->eof)
 		goto drop;
+events:
 	if (update_events(cl) < 0)
 		goto drop;
 	return 0;
@@ -290,6 +323,11 @@ static int on_client_timeout(sd_event_source *s, uint64_t usec, void *userdata)
 
 	(void)s;
 	(void)usec;
+	if (cl->close_after) {
+		/* its last answer is out or on the way: it had its time to read */
+		client_free(cl);
+		return 0;
+	}
 	/* best effort: tell the client why, without waiting for it to read */
 	snprintf(msg, sizeof(msg), "no complete request within %llu ms",
 		 (unsigned long long)(cl->srv->o.timeout_us / 1000));
@@ -305,57 +343,129 @@ static int on_client_timeout(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static void refuse(int fd, const char *code, const char *msg)
+/*
+ * A client for connection fd (refused: to say why not only). 0, or -errno
+ * with fd left open.
+ */
+static int client_new(struct fsd_control *c, int fd, const struct fsd_control_peer *peer,
+		      bool refused, struct client **out)
 {
-	char line[256];
-	int n = snprintf(line, sizeof(line), "{\"ok\":false,\"code\":\"%s\",\"error\":\"%s\"}\n",
-			 code, msg);
+	uint64_t timeout = c->o.timeout_us;
+	struct client *cl = calloc(1, sizeof(*cl));
+	int r;
 
+	if (!cl || (!refused && !(cl->in = malloc(c->o.max_line + 1)))) {
+		free(cl);
+		return -ENOMEM;
+	}
+	cl->srv = c;
+	cl->fd = fd;
+	cl->peer = *peer;
+	cl->refused = refused;
+	cl->next = c->clients;
+	c->clients = cl;
+	if (refused) {
+		c->n_refused++;
+		timeout = timeout < REFUSED_LINGER_US ? timeout : REFUSED_LINGER_US;
+	} else {
+		c->n_clients++;
+	}
+	r = sd_event_add_io(c->event, &cl->io, fd, EPOLLIN, on_client, cl);
+	if (r >= 0)
+		r = sd_event_add_time(c->event, &cl->timer, CLOCK_MONOTONIC, now_us(c) + timeout,
+				      10000, on_client_timeout, cl);
+	if (r < 0) {
+		cl->fd = -1;
+		client_free(cl);
+		return r;
+	}
+	*out = cl;
+	return 0;
+}
+
+/*
+ * Tells a connection that is not served why, and closes it as after a fatal
+ * request error, so the client reads the reason. At most max_clients such
+ * connections at once, each for at most REFUSED_LINGER_US; beyond that (a
+ * flood) the reason is sent best effort and the connection closed at once.
+ */
+static void refuse(struct fsd_control *c, int fd, const struct fsd_control_peer *peer,
+		   const char *code, const char *msg)
+{
+	struct client *cl;
+	char line[256];
+	int n;
+
+	if (c->n_refused < c->o.max_clients && client_new(c, fd, peer, true, &cl) == 0) {
+		queue_error(cl, code, msg);
+		cl->close_after = true;
+		if (update_events(cl) < 0)
+			client_free(cl);
+		return;
+	}
+	n = snprintf(line, sizeof(line), "{\"ok\":false,\"code\":\"%s\",\"error\":\"%s\"}\n", code,
+		     msg);
 	if (n > 0 && send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		/* the client is gone already: nothing to tell */
 	}
 	close(fd);
 }
 
+/* Why peer may not connect now (its own limit or root's reserve), or NULL. */
+static const char *no_room(const struct fsd_control *c, const struct fsd_control_peer *peer,
+			   char *buf, size_t len)
+{
+	unsigned same = 0;
+
+	if (c->n_clients >= c->o.max_clients)
+		return "too many control connections, try again";
+	if (peer->uid == 0)
+		return NULL;
+	if (c->n_clients >= c->o.max_clients - c->o.root_reserved)
+		return "the remaining control connections are kept for root, try again";
+	for (const struct client *cl = c->clients; cl; cl = cl->next)
+		same += !cl->refused && cl->peer.uid == peer->uid;
+	if (same < c->o.max_per_uid)
+		return NULL;
+	snprintf(buf, len, "uid %u has %u control connections open, the most one user may",
+		 (unsigned)peer->uid, same);
+	return buf;
+}
+
+int fsd_control_peercred(int fd, struct fsd_control_peer *peer)
+{
+	struct ucred uc;
+	socklen_t ul = sizeof(uc);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0)
+		return -errno;
+	*peer = (struct fsd_control_peer){uc.pid, uc.uid, uc.gid};
+	return 0;
+}
+
 static int on_accept(sd_event_source *s, int lfd, uint32_t revents, void *userdata)
 {
 	struct fsd_control *c = userdata;
-	struct client *cl = NULL;
-	struct ucred uc;
-	socklen_t ul = sizeof(uc);
-	int fd, r;
+	struct fsd_control_peer peer = {0};
+	struct client *cl;
+	const char *why;
+	char msg[128];
+	int fd;
 
 	(void)s;
 	(void)revents;
 	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return 0; /* EAGAIN, ECONNABORTED, EMFILE: try again next time */
-	if (c->n_clients >= c->o.max_clients) {
-		refuse(fd, FSD_CODE_BUSY, "too many control connections, try again");
+	if (c->o.peer_cred(fd, &peer) < 0) {
+		refuse(c, fd, &peer, FSD_CODE_FAILED, "cannot read peer credentials");
 		return 0;
 	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0) {
-		refuse(fd, FSD_CODE_FAILED, "cannot read peer credentials");
-		return 0;
-	}
-	cl = calloc(1, sizeof(*cl));
-	if (!cl || !(cl->in = malloc(c->o.max_line + 1))) {
-		free(cl);
-		refuse(fd, FSD_CODE_FAILED, "out of memory");
-		return 0;
-	}
-	cl->srv = c;
-	cl->fd = fd;
-	cl->peer = (struct fsd_control_peer){uc.pid, uc.uid, uc.gid};
-	cl->next = c->clients;
-	c->clients = cl;
-	c->n_clients++;
-	r = sd_event_add_io(c->event, &cl->io, fd, EPOLLIN, on_client, cl);
-	if (r >= 0)
-		r = sd_event_add_time(c->event, &cl->timer, CLOCK_MONOTONIC,
-				      now_us(c) + c->o.timeout_us, 10000, on_client_timeout, cl);
-	if (r < 0)
-		client_free(cl);
+	why = no_room(c, &peer, msg, sizeof(msg));
+	if (why)
+		refuse(c, fd, &peer, FSD_CODE_BUSY, why);
+	else if (client_new(c, fd, &peer, false, &cl) < 0)
+		refuse(c, fd, &peer, FSD_CODE_FAILED, "out of memory");
 	return 0;
 }
 
@@ -419,12 +529,20 @@ int fsd_control_open(struct fsd_control **out, sd_event *e, const struct fsd_con
 	c->o = *o;
 	if (!c->o.max_clients)
 		c->o.max_clients = FSD_CONTROL_MAX_CLIENTS;
+	if (!c->o.root_reserved)
+		c->o.root_reserved = FSD_CONTROL_ROOT_RESERVED;
+	if (c->o.root_reserved >= c->o.max_clients)
+		c->o.root_reserved = c->o.max_clients - 1;
+	if (!c->o.max_per_uid)
+		c->o.max_per_uid = (c->o.max_clients - c->o.root_reserved + 1) / 2;
 	if (!c->o.max_line)
 		c->o.max_line = FSD_CONTROL_MAX_LINE;
 	if (!c->o.timeout_us)
 		c->o.timeout_us = FSD_CONTROL_TIMEOUT_US;
 	if (!c->o.mode)
 		c->o.mode = 0660;
+	if (!c->o.peer_cred)
+		c->o.peer_cred = fsd_control_peercred;
 	c->event = sd_event_ref(e);
 	strcpy(sa.sun_path, o->path);
 	r = make_parent(o->path);

@@ -11,11 +11,20 @@
  *
  * Why it cannot stall the daemon: every socket is non-blocking and driven by
  * sd-event; a request line is at most max_line bytes (longer: an error and
- * the connection is closed); a client gets timeout_us to send a request and
+ * the connection is closed, see below); a client gets timeout_us to send a request and
  * read the answer, measured from the connection or its previous answer (so a
  * trickling or silent client is dropped); at most max_clients connections,
  * further ones get an error and are closed; while an answer is unread the
  * client's further input is not read (back-pressure, bounded memory).
+ *
+ * A connection closed with an error ("too-long", "busy") is shut down after
+ * the error and its input read away until the client closes (at most
+ * timeout_us; a refused one 1 s): a close with input unread would reset it,
+ * and the client would get EPIPE or ECONNRESET instead of the reason.
+ *
+ * Why no user can lock root out: the last root_reserved connections are for
+ * uid 0 only (fairctl reload/release must get through), and one uid holds at
+ * most max_per_uid (so one member of the group cannot lock out the others).
  */
 #ifndef FAIRSHARE_AGENT_CONTROL_H
 #define FAIRSHARE_AGENT_CONTROL_H
@@ -32,6 +41,7 @@
 #define FSD_CONTROL_MAX_LINE	  4096
 #define FSD_CONTROL_MAX_CLIENTS	  16
 #define FSD_CONTROL_TIMEOUT_US	  (5 * 1000000ULL)
+#define FSD_CONTROL_ROOT_RESERVED 2
 /* an answer larger than this is an error: status is ~600 bytes a tenant, so
  * this covers some 100,000 tenants */
 #define FSD_CONTROL_MAX_RESPONSE (64u << 20)
@@ -72,12 +82,22 @@ struct fsd_control_opts {
 	mode_t mode;	      /* 0: 0660 */
 	const char *group;    /* chgrp to this group when it exists; NULL: "fairshare" */
 	unsigned max_clients; /* 0: FSD_CONTROL_MAX_CLIENTS */
+	/* of them for uid 0 only; 0: FSD_CONTROL_ROOT_RESERVED (fewer than
+	 * max_clients) */
+	unsigned root_reserved;
+	unsigned max_per_uid; /* connections of one other uid; 0: half the rest */
 	size_t max_line;      /* 0: FSD_CONTROL_MAX_LINE */
 	uint64_t timeout_us;  /* 0: FSD_CONTROL_TIMEOUT_US */
 	const struct fsd_control_cmd *cmds;
 	size_t n_cmds;
 	void *ctx; /* passed to every command */
+	/* who connected; NULL: fsd_control_peercred. Tests inject peers of
+	 * other uids here, root or not, whoever runs them. */
+	int (*peer_cred)(int fd, struct fsd_control_peer *peer);
 };
+
+/* The peer's credentials at connect time (SO_PEERCRED). 0 or -errno. */
+int fsd_control_peercred(int fd, struct fsd_control_peer *peer);
 
 struct fsd_control;
 

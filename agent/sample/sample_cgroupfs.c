@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "cgroupfs.h"
+#include "log_cond.h"
 #include "sample.h"
 #include "sample_parse.h"
 
@@ -114,6 +115,8 @@ struct tenant_fds {
 	bool failed;	      /* a kept fd failed to read this period */
 	uint64_t probe_at_us; /* probe the absent files again from then on */
 	uint64_t check_at_us; /* cgroup2: look at the path again from then on */
+	/* its directory failed to open: logged once, then summarised */
+	struct fs_log_cond open_err;
 };
 
 struct cg_sampler {
@@ -556,10 +559,10 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 		fs_tenant_sample_unknown(o);
 		memset(&c, 0, sizeof(c));
 		r = tenant_open(s, t, now_us, attempt > 0);
+		/* absent (ENOENT) is normal; anything else would repeat every period */
+		fs_log_cond(&tf->open_err, r == -ENOENT ? 0 : r, now_us, s->log, s->log_ctx,
+			    LOG_WARNING, "sampler", s->cgroups[t]);
 		if (r < 0) {
-			if (r != -ENOENT)
-				fs_logf(s->log, s->log_ctx, LOG_WARNING, "sampler: %s: %s",
-					s->cgroups[t], strerror(-r));
 			p->valid = false; /* when it comes back, it is a new cgroup */
 			return;
 		}

@@ -3,11 +3,14 @@
  * The control socket server (agent/control.c) in a forked child running its
  * own sd-event loop, with test commands: "echo" (read-only, answers the
  * request back), "poke" (privileged) and "missing" (fails with -ENOENT).
- * Limits are small so the tests are quick: 256-byte lines, 4 clients, 1 s
- * per request. Checks the answers to good, malformed, oversized, unknown and
- * NUL-carrying requests, that a silent client neither stalls others nor
- * stays forever, the client cap, SO_PEERCRED (privileged refused for uid
- * nobody, allowed for root), and stale/live socket handling at open.
+ * Limits are small so the tests are quick: 256-byte lines, 4 clients (1 for
+ * root only, 2 a user), 1 s per request. Checks the answers to good,
+ * malformed, oversized, unknown and NUL-carrying requests (raw or escaped
+ * \u0000), of JSON that is no request object (null, trailing text), that a
+ * silent client neither stalls others nor stays forever, the client cap with
+ * root's reserve and the per-uid cap, the peer's uid (privileged refused for
+ * uid nobody, allowed for root: uids injected, so this runs unprivileged; the
+ * real SO_PEERCRED as root only), and stale/live socket handling at open.
  */
 #include <errno.h>
 #include <poll.h>
@@ -32,6 +35,8 @@
 
 #define MAX_LINE    256
 #define MAX_CLIENTS 4
+#define ROOT_SLOTS  1 /* of them for root only */
+#define PER_UID	    2
 #define TIMEOUT_US  1000000
 
 struct fixture {
@@ -80,6 +85,30 @@ static const struct fsd_control_cmd cmds[] = {
     {"missing", false, cmd_missing},
 };
 
+/*
+ * The test's peers: a client bound to the abstract address
+ * "\0" FAKE_UID_TAG "<uid>-..." (connect_as) is taken for that uid, so the
+ * uid checks run whoever runs the test; any other client is who it is.
+ */
+#define FAKE_UID_TAG "fairshare-test-uid-"
+
+static int fake_peer_cred(int fd, struct fsd_control_peer *peer)
+{
+	struct sockaddr_un sa;
+	socklen_t sl = sizeof(sa);
+	unsigned uid;
+	int r = fsd_control_peercred(fd, peer);
+
+	if (r < 0)
+		return r;
+	memset(&sa, 0, sizeof(sa));
+	if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0 &&
+	    sl > offsetof(struct sockaddr_un, sun_path) + 1 && sa.sun_path[0] == '\0' &&
+	    sscanf(sa.sun_path + 1, FAKE_UID_TAG "%u-", &uid) == 1)
+		peer->uid = (uid_t)uid;
+	return 0;
+}
+
 static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *u)
 {
 	(void)si;
@@ -93,10 +122,13 @@ static void run_server(const char *path)
 	    .path = path,
 	    .mode = 0666, /* the nobody test reaches the socket; SO_PEERCRED decides */
 	    .max_clients = MAX_CLIENTS,
+	    .root_reserved = ROOT_SLOTS,
+	    .max_per_uid = PER_UID,
 	    .max_line = MAX_LINE,
 	    .timeout_us = TIMEOUT_US,
 	    .cmds = cmds,
 	    .n_cmds = sizeof(cmds) / sizeof(cmds[0]),
+	    .peer_cred = fake_peer_cred,
 	};
 	struct fsd_control *c = NULL;
 	sd_event *e = NULL;
@@ -129,6 +161,29 @@ static int connect_to(const char *path)
 		return -errno;
 	strcpy(sa.sun_path, path);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* A connection the server takes for uid's (fake_peer_cred). */
+static int connect_as(const char *path, unsigned uid)
+{
+	static unsigned seq;
+	struct sockaddr_un me = {.sun_family = AF_UNIX}, sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), n;
+
+	if (fd < 0)
+		return -errno;
+	n = snprintf(me.sun_path + 1, sizeof(me.sun_path) - 1, FAKE_UID_TAG "%u-%d-%u", uid,
+		     (int)getpid(), seq++);
+	strcpy(sa.sun_path, path);
+	if (bind(fd, (struct sockaddr *)&me,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int r = -errno;
 
 		close(fd);
@@ -235,8 +290,38 @@ static const char *code_of(struct json_object *o)
 	return json_object_object_get_ex(o, "code", &v) ? json_object_get_string(v) : "";
 }
 
-/* Sends line to a fresh connection; returns the answer's "code" ("" = ok). */
-static void expect_code(const struct fixture *f, const char *line, const char *code)
+/* The server closed the connection in order: EOF, not ECONNRESET. */
+static void expect_eof(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char c;
+
+	assert_int_equal(poll(&p, 1, 3000), 1);
+	assert_int_equal(recv(fd, &c, 1, 0), 0);
+}
+
+static const char *error_of(struct json_object *o)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, "error", &v) ? json_object_get_string(v) : "";
+}
+
+/* The next answer on fd is ok. */
+static void expect_ok(int fd)
+{
+	struct json_object *o = read_answer(fd, 3000);
+
+	assert_non_null(o);
+	if (!is_ok(o))
+		fail_msg("not ok: %s", error_of(o));
+	json_object_put(o);
+}
+
+/* Sends line to a fresh connection; checks the answer's "code" ("" = ok)
+ * and that its error message contains msg (NULL: any). */
+static void expect_error(const struct fixture *f, const char *line, const char *code,
+			 const char *msg)
 {
 	int fd = connect_to(f->sock);
 	struct json_object *o;
@@ -247,8 +332,15 @@ static void expect_code(const struct fixture *f, const char *line, const char *c
 	assert_non_null(o);
 	assert_string_equal(code_of(o), code);
 	assert_true(is_ok(o) == !code[0]);
+	if (msg && !strstr(error_of(o), msg))
+		fail_msg("%s: error \"%s\" lacks \"%s\"", line, error_of(o), msg);
 	json_object_put(o);
 	close(fd);
+}
+
+static void expect_code(const struct fixture *f, const char *line, const char *code)
+{
+	expect_error(f, line, code, NULL);
 }
 
 static void test_good_requests_pipelined(void **state)
@@ -287,10 +379,7 @@ static void test_malformed_keeps_connection(void **state)
 	json_object_put(o);
 	/* the same connection still serves */
 	send_str(fd, "{\"command\":\"echo\"}\n");
-	o = read_answer(fd, 3000);
-	assert_non_null(o);
-	assert_true(is_ok(o));
-	json_object_put(o);
+	expect_ok(fd);
 	close(fd);
 
 	expect_code(f, "[1, 2]\n", FSD_CODE_BAD_REQUEST);
@@ -298,6 +387,40 @@ static void test_malformed_keeps_connection(void **state)
 	expect_code(f, "\"status\"\n", FSD_CODE_BAD_REQUEST);
 	expect_code(f, "{\"cmd\":\"echo\"}\n", FSD_CODE_BAD_REQUEST);
 	expect_code(f, "{\"command\":\"rm -rf\"}\n", FSD_CODE_UNKNOWN_COMMAND);
+}
+
+/* Well-formed JSON that is no request, and text after the request object. */
+static void test_null_and_trailing_refused(void **state)
+{
+	struct fixture *f = *state;
+	const char *shape = "a request is a JSON object";
+
+	expect_error(f, "null\n", FSD_CODE_BAD_REQUEST, shape);
+	expect_error(f, " null \n", FSD_CODE_BAD_REQUEST, shape);
+	expect_error(f, "5\n", FSD_CODE_BAD_REQUEST, shape);
+	expect_error(f, "true\n", FSD_CODE_BAD_REQUEST, shape);
+	expect_error(f, "{\"command\":\"echo\"} junk\n", FSD_CODE_BAD_REQUEST, "after the request");
+	expect_error(f, "{\"command\":\"echo\"}{\"command\":\"poke\"}\n", FSD_CODE_BAD_REQUEST,
+		     "after the request");
+	expect_error(f, "{\"command\":\"echo\"\n", FSD_CODE_BAD_REQUEST, "malformed JSON: ");
+	expect_code(f, "{\"command\":\"echo\"} \t\n", "");
+}
+
+/* \u0000 would cut a string short in every C reader of the request. */
+static void test_escaped_nul_refused(void **state)
+{
+	struct fixture *f = *state;
+	const char *nul = "escaped NUL";
+
+	expect_error(f, "{\"command\":\"echo\",\"tenant\":\"a\\u0000junk\"}\n",
+		     FSD_CODE_BAD_REQUEST, nul);
+	expect_error(f, "{\"command\":\"echo\\u0000poke\"}\n", FSD_CODE_BAD_REQUEST, nul);
+	expect_error(f, "{\"command\":\"echo\",\"a\\u0000b\":1}\n", FSD_CODE_BAD_REQUEST, nul);
+	expect_error(f, "{\"command\":\"echo\",\"t\":\"\\\\\\u0000\"}\n", FSD_CODE_BAD_REQUEST,
+		     nul);
+	/* an escaped backslash followed by the text u0000 is no NUL */
+	expect_code(f, "{\"command\":\"echo\",\"t\":\"\\\\u0000\"}\n", "");
+	expect_code(f, "{\"command\":\"echo\",\"t\":\"\\u0001\"}\n", "");
 }
 
 static void test_nul_byte_refused(void **state)
@@ -316,21 +439,27 @@ static void test_nul_byte_refused(void **state)
 	close(fd);
 }
 
+/* The client writes its whole oversized request (more than the socket
+ * buffers hold) before it reads: its send must not fail, and it must read
+ * why, then an orderly close. */
 static void test_oversized_line_closes(void **state)
 {
 	struct fixture *f = *state;
 	int fd = connect_to(f->sock);
-	char big[4 * MAX_LINE];
+	size_t len = 1u << 20; /* 5 times a Unix socket's send buffer */
+	char *big = malloc(len);
 	struct json_object *o;
 
 	assert_true(fd >= 0);
-	memset(big, 'x', sizeof(big));
-	send_bytes(fd, big, sizeof(big)); /* no newline */
+	assert_non_null(big);
+	memset(big, 'x', len);
+	send_bytes(fd, big, len); /* no newline */
+	free(big);
 	o = read_answer(fd, 3000);
 	assert_non_null(o);
 	assert_string_equal(code_of(o), FSD_CODE_TOO_LONG);
 	json_object_put(o);
-	assert_null(read_answer(fd, 3000)); /* closed */
+	expect_eof(fd);
 	close(fd);
 	expect_code(f, "{\"command\":\"echo\"}\n", ""); /* the server is fine */
 }
@@ -370,24 +499,51 @@ static void test_silent_client_does_not_stall(void **state)
 	close(partial);
 }
 
+/* A connection of uid's that the server answers (accepted, not refused). */
+static int served_as(const struct fixture *f, unsigned uid)
+{
+	int fd = connect_as(f->sock, uid);
+
+	assert_true(fd >= 0);
+	send_str(fd, "{\"command\":\"echo\"}\n");
+	expect_ok(fd);
+	return fd;
+}
+
+/*
+ * A connection of uid's is refused as busy, with msg in the reason. The
+ * client sends its request only once the refusal is there (as a client does
+ * that connects, and writes a moment later): the send must not fail and the
+ * reason must be read, then an orderly close.
+ */
+static void refused_as(const struct fixture *f, unsigned uid, const char *msg)
+{
+	int fd = connect_as(f->sock, uid);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	struct json_object *o;
+
+	assert_true(fd >= 0);
+	assert_int_equal(poll(&p, 1, 3000), 1);
+	usleep(20000); /* the server is done with the connection */
+	send_str(fd, "{\"command\":\"echo\"}\n");
+	o = read_answer(fd, 3000);
+	assert_non_null(o);
+	assert_string_equal(code_of(o), FSD_CODE_BUSY);
+	if (!strstr(error_of(o), msg))
+		fail_msg("uid %u: \"%s\" lacks \"%s\"", uid, error_of(o), msg);
+	json_object_put(o);
+	expect_eof(fd);
+	close(fd);
+}
+
 static void test_client_cap(void **state)
 {
 	struct fixture *f = *state;
-	int fds[MAX_CLIENTS], extra;
-	struct json_object *o;
+	int fds[MAX_CLIENTS];
 
-	for (int i = 0; i < MAX_CLIENTS; i++) {
-		fds[i] = connect_to(f->sock);
-		assert_true(fds[i] >= 0);
-	}
-	usleep(100000); /* the server accepts them */
-	extra = connect_to(f->sock);
-	assert_true(extra >= 0);
-	o = read_answer(extra, 3000);
-	assert_non_null(o);
-	assert_string_equal(code_of(o), FSD_CODE_BUSY);
-	json_object_put(o);
-	close(extra);
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		fds[i] = served_as(f, 0); /* root may take every slot */
+	refused_as(f, 0, "too many");
 	close(fds[0]);
 	usleep(100000); /* the server sees the close */
 	expect_code(f, "{\"command\":\"echo\"}\n", "");
@@ -395,32 +551,75 @@ static void test_client_cap(void **state)
 		close(fds[i]);
 }
 
+/* Users holding every connection they may cannot lock root out, nor one
+ * user the others. */
+static void test_root_keeps_a_slot(void **state)
+{
+	struct fixture *f = *state;
+	int a[PER_UID], b, root;
+
+	for (int i = 0; i < PER_UID; i++)
+		a[i] = served_as(f, 1000);
+	refused_as(f, 1000, "uid 1000 has 2 control connections open");
+	b = served_as(f, 1001); /* user 1000 did not take everything */
+	refused_as(f, 1001, "kept for root");
+	refused_as(f, 1002, "kept for root");
+	root = served_as(f, 0);
+	send_str(root, "{\"command\":\"poke\"}\n");
+	expect_ok(root);
+	refused_as(f, 0, "too many");
+	close(root);
+	close(b);
+	for (int i = 0; i < PER_UID; i++)
+		close(a[i]);
+}
+
+/* Privileged commands: refused for uid nobody, allowed for root (peer uids
+ * injected: runs unprivileged too). */
 static void test_privileged_needs_root(void **state)
+{
+	struct fixture *f = *state;
+	int fd = connect_as(f->sock, 65534), root = connect_as(f->sock, 0);
+	struct json_object *o;
+
+	assert_true(fd >= 0 && root >= 0);
+	send_str(fd, "{\"command\":\"poke\"}\n{\"command\":\"echo\"}\n");
+	o = read_answer(fd, 3000);
+	assert_non_null(o);
+	assert_string_equal(code_of(o), FSD_CODE_PERMISSION);
+	assert_non_null(strstr(error_of(o), "peer uid 65534"));
+	json_object_put(o);
+	expect_ok(fd); /* read-only commands still work */
+	send_str(root, "{\"command\":\"poke\"}\n");
+	expect_ok(root);
+	close(fd);
+	close(root);
+}
+
+/* The real SO_PEERCRED path (no injected uid): needs root to become nobody. */
+static void test_peercred_real_uid(void **state)
 {
 	struct fixture *f = *state;
 	pid_t pid;
 	int status;
 
 	if (geteuid() != 0)
-		skip(); /* needs root to become nobody and to be root */
+		skip();
 	expect_code(f, "{\"command\":\"poke\"}\n", "");
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct json_object *o;
-		int fd, bad = 0;
+		int fd, bad;
 
 		if (setgid(65534) < 0 || setuid(65534) < 0)
 			_exit(10);
 		fd = connect_to(f->sock);
 		if (fd < 0)
 			_exit(11);
-		send_str(fd, "{\"command\":\"poke\"}\n{\"command\":\"echo\"}\n");
+		send_str(fd, "{\"command\":\"poke\"}\n");
 		o = read_answer(fd, 3000);
-		bad |= !o || is_ok(o) || strcmp(code_of(o), FSD_CODE_PERMISSION);
-		json_object_put(o);
-		o = read_answer(fd, 3000); /* read-only commands still work */
-		bad |= !o || !is_ok(o);
+		bad = !o || is_ok(o) || strcmp(code_of(o), FSD_CODE_PERMISSION);
 		json_object_put(o);
 		_exit(bad ? 12 : 0);
 	}
@@ -471,11 +670,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_good_requests_pipelined, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed_keeps_connection, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_null_and_trailing_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_escaped_nul_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nul_byte_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_oversized_line_closes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_silent_client_does_not_stall, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_client_cap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_root_keeps_a_slot, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_privileged_needs_root, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_peercred_real_uid, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_open_live_and_stale, setup, teardown),
 	};
 	signal(SIGPIPE, SIG_IGN);

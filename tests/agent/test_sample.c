@@ -4,7 +4,8 @@
  * shared/notes/vm-and-bpf-measurements.md section 2) and the cgroupfs sampler
  * against a fake tree: rates, counter reset, missing cgroup, missing PSI,
  * and its kept-open files: fresh reads every period, a recreated cgroup, a
- * missing file probed only now and then, the fd budget, no fd leaks.
+ * missing file probed only now and then, the fd budget, no fd leaks; an
+ * error that holds every period logged once, then once a minute.
  */
 #include <errno.h>
 #include <math.h>
@@ -690,6 +691,75 @@ static void count_warnings(void *ctx, int prio, const char *msg)
 		warnings++;
 }
 
+/* The sampler's log lines, one string. */
+static char logged[8192];
+
+static void keep_log(void *ctx, int prio, const char *msg)
+{
+	size_t n = strlen(logged);
+
+	(void)ctx;
+	snprintf(logged + n, sizeof(logged) - n, "%d %s\n", prio, msg);
+}
+
+static unsigned count_lines(const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = strstr(logged, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* A cgroup path that fails every period (a file, not a directory) is
+ * logged when it starts, summarised once a minute, and when it clears;
+ * not once a period. */
+static void test_sampler_error_logged_once(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"a", "b.slice"};
+	struct fs_sampler_config cfg = {
+	    .cgroup_root = f->root, .n_tenants = 2, .cgroups = cgs, .log = keep_log};
+	struct fs_tenant_sample s[2];
+	char path[512];
+	uint64_t now = 0;
+	void *st;
+
+	write_counters(f->root, "a", 1, 0, 0, 0, 0, true);
+	at_write(f->root, "b.slice", "not a cgroup\n");
+	logged[0] = '\0';
+	assert_int_equal(fs_sampler_cgroupfs.open(&st, &cfg), 0);
+	for (int i = 0; i < 200; i++) { /* 200 periods of 1 s */
+		now += 1000000;
+		assert_int_equal(fs_sampler_cgroupfs.sample(st, now, s), 0);
+		assert_true(s[0].present && !s[1].present);
+	}
+	assert_int_equal(count_lines("4 sampler: b.slice: Not a directory\n"), 1);
+	/* at 61 s, 121 s and 181 s: seen 60 more times since the last line */
+	assert_int_equal(count_lines("4 sampler: b.slice: still Not a directory (60 more times in "
+				     "60 s)\n"),
+			 3);
+	assert_int_equal(count_lines("\n"), 4);
+
+	/* fixed: one line; broken again: one line at once */
+	snprintf(path, sizeof(path), "%s/b.slice", f->root);
+	assert_int_equal(unlink(path), 0);
+	write_counters(f->root, "b.slice", 1, 0, 0, 0, 0, true);
+	for (int i = 0; i < 3; i++) {
+		now += 1000000;
+		assert_int_equal(fs_sampler_cgroupfs.sample(st, now, s), 0);
+		assert_true(s[1].present);
+	}
+	assert_int_equal(count_lines("6 sampler: b.slice: Not a directory: cleared\n"), 1);
+	at_rmtree(path);
+	at_write(f->root, "b.slice", "not a cgroup\n");
+	now += 1000000;
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, now, s), 0);
+	assert_int_equal(count_lines("4 sampler: b.slice: Not a directory\n"), 2);
+	assert_int_equal(count_lines("\n"), 6);
+	fs_sampler_cgroupfs.close(st);
+}
+
 /* RLIMIT_NOFILE lower than the budget assumed: no tenant lost for good. */
 static void test_sampler_out_of_fds(void **state)
 {
@@ -766,6 +836,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_fds_released, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_out_of_fds, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_error_logged_once, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
