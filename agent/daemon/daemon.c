@@ -48,6 +48,7 @@ struct fsd_daemon {
 	size_t n;		 /* tenants, as conf->tenants */
 	struct tenant_arrays ta; /* [n] each; ta.pub is pub.t */
 	struct plan plan;
+	struct plan spare; /* the plan before: the next one is computed into it */
 	bool have_plan;
 	struct fs_host_mem host_mem; /* this period's */
 	int host_mem_errno;	     /* last failure to read it, logged once */
@@ -407,6 +408,7 @@ void fsd_daemon_free(struct fsd_daemon *d)
 	if (d->writer)
 		fs_writer_close(d->writer);
 	plan_free(&d->plan);
+	plan_free(&d->spare);
 	tenant_arrays_free(&d->ta);
 	fs_conf_free(d->conf);
 	free(d);
@@ -613,7 +615,7 @@ static void sample_host_mem(struct fsd_daemon *d)
 static int period(struct fsd_daemon *d, uint64_t now_us)
 {
 	struct plan_host host;
-	struct plan next;
+	struct plan next = d->spare;
 	struct fs_error err = {{0}};
 	char status[400];
 	uint64_t mark = cpu_ns();
@@ -632,12 +634,12 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 	charge(d, FSD_STAGE_ESTIMATE, &mark);
 	host.mem_available = d->host_mem.available;
 	host.mem_psi_full = d->host_mem.psi_full_avg10;
-	r = plan_compute_host(&d->pcfg_now, &host, d->n, d->ta.pin, d->have_plan ? &d->plan : NULL,
-			      &next, &err);
+	r = plan_recompute(&d->pcfg_now, &host, d->n, d->ta.pin, d->have_plan ? &d->plan : NULL,
+			   &next, &err);
+	d->spare = next; /* its array, whatever the outcome */
 	if (r < 0) {
 		fsd_err("solving with %s failed, limits unchanged: %s",
 			fs_conf_policy_name(d->conf->agent.policy), err.msg);
-		plan_free(&next);
 		return r;
 	}
 	charge(d, FSD_STAGE_PLAN, &mark);
@@ -645,7 +647,7 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 		fsd_info("mode %s -> %s: %s", d->have_plan ? plan_mode_name(d->plan.mode) : "none",
 			 plan_mode_name(next.mode), next.mode_reason);
 	apply(d, &next, now_us);
-	plan_free(&d->plan);
+	d->spare = d->plan;
 	d->plan = next;
 	d->have_plan = true;
 	charge(d, FSD_STAGE_APPLY, &mark);

@@ -616,6 +616,34 @@ int plan_compute_host(const struct plan_config *cfg, const struct plan_host *hos
 		      const struct plan_tenant_in *in, const struct plan *prev, struct plan *out,
 		      struct fs_error *err)
 {
+	memset(out, 0, sizeof(*out));
+	return plan_recompute(cfg, host, n, in, prev, out, err);
+}
+
+/* out->t for n tenants, all zero: the array out held before when it is large
+ * enough (no allocation and no fresh pages to fault in every period). */
+static int tenants_for(struct plan *out, size_t n, struct plan_tenant *t, size_t cap)
+{
+	if (!t || cap < n) {
+		free(t);
+		cap = n ? n : 1;
+		t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+	} else {
+		memset(t, 0, n * sizeof(*t));
+	}
+	out->t = t;
+	out->cap = cap;
+	return 0;
+}
+
+int plan_recompute(const struct plan_config *cfg, const struct plan_host *host, size_t n,
+		   const struct plan_tenant_in *in, const struct plan *prev, struct plan *out,
+		   struct fs_error *err)
+{
+	struct plan_tenant *old_t = out->t;
+	size_t old_cap = out->cap;
 	struct plan_problem pp = {0};
 	struct fs_solution sol = {0};
 	struct fs_options opt = {.alpha = INFINITY};
@@ -628,10 +656,11 @@ int plan_compute_host(const struct plan_config *cfg, const struct plan_host *hos
 	if (m == 0 || m > FS_MAX_RES) {
 		snprintf(err->msg, sizeof(err->msg), "%zu resources (1..%d supported)", m,
 			 FS_MAX_RES);
+		out->t = old_t; /* still the caller's to reuse or free */
+		out->cap = old_cap;
 		return -EINVAL;
 	}
-	out->t = calloc(n ? n : 1, sizeof(*out->t));
-	if (!out->t) {
+	if (tenants_for(out, n, old_t, old_cap) < 0) {
 		snprintf(err->msg, sizeof(err->msg), "out of memory for %zu tenants", n);
 		return -ENOMEM;
 	}

@@ -85,7 +85,7 @@ struct fs_sampler_config {
 	 * PID/schedstat under it); NULL or "" = FS_DEFAULT_PROCFS_ROOT
 	 * (model/paths.h). The cgroupfs sampler does not use it. */
 	const char *procfs_root;
-	/* fds the cgroupfs sampler may keep open between periods (1 + 8 per
+	/* fds the cgroupfs sampler may keep open between periods (1 + 7 per
 	 * tenant; a tenant beyond it opens its files every period); 0 = the
 	 * default, derived from RLIMIT_NOFILE at open, which also caps it
 	 * (see sample_cgroupfs.c) */

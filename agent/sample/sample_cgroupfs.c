@@ -20,20 +20,26 @@
  * The rest is the kernel generating the text (cpu.stat flushes rstat, PSI
  * sums per CPU) and this VM's ~1.2 us per syscall.
  *
- * fd budget. That costs 1 + 8 fds per tenant (1 + 7 without disks): 90,000
- * for 10,000 tenants, far past the soft RLIMIT_NOFILE systemd gives a
- * service by default (1024). Tenants keep their fds while a budget allows:
- * the soft RLIMIT_NOFILE at open minus a reserve of max(256, a quarter) for
- * the writer, the control socket, BPF objects and the rest (or less:
- * max_open_files). A tenant's share (1 + files) is reserved when its
- * directory is opened and returned when it is closed (vanished, replaced,
- * sampler closed). A tenant that does not fit is sampled as before: path
- * walk and openat/pread/close per file every period, one fd at a time. EMFILE
- * despite the budget shrinks it (warned once). The unit's LimitNOFILE= must
- * cover 9 x tenants / 0.75 for all of them to fit. Memory: an open cgroupfs
- * file that was read holds its seq_file page and kernfs state, measured ~7 KiB
- * of kernel memory per fd on 6.18 (~60 KiB per tenant, ~560 MiB for 10,000);
- * max_open_files caps that.
+ * memory.events is the exception: its counters move only when the kernel
+ * hits a limit, and cgroupfs announces every change to inotify, so it is
+ * read only when an event says it changed (file_watch.h) and not kept open:
+ * one read(2) of the inotify queue per period stands for a read per tenant.
+ *
+ * fd budget. That costs 1 + 7 fds per tenant (1 + 6 without disks, one
+ * more without inotify): 80,000 for 10,000 tenants, far past the soft
+ * RLIMIT_NOFILE systemd gives a service by default (1024). Tenants keep
+ * their fds while a budget allows: the soft RLIMIT_NOFILE at open minus a
+ * reserve of max(256, a quarter) for the writer, the control socket, BPF
+ * objects and the rest (or less: max_open_files). A tenant's share (1 +
+ * files) is reserved when its directory is opened and returned when it is
+ * closed (vanished, replaced, sampler closed). A tenant that does not fit
+ * is sampled as before: path walk and openat/pread/close per file every
+ * period, one fd at a time. EMFILE despite the budget shrinks it (warned
+ * once). The unit's LimitNOFILE= must cover 8 x tenants / 0.75 for all of
+ * them to fit. Memory: an open cgroupfs file that was read holds its
+ * seq_file page and kernfs state, measured ~7 KiB of kernel memory per fd
+ * on 6.18 (~50 KiB per tenant, ~490 MiB for 10,000); max_open_files caps
+ * that.
  *
  * Missing files (controller not enabled, no PSI) are remembered per tenant
  * and probed again only every REPROBE_US plus a spread by tenant index (10 to
@@ -61,6 +67,7 @@
 #include <unistd.h>
 
 #include "cgroupfs.h"
+#include "file_watch.h"
 #include "log_cond.h"
 #include "sample.h"
 #include "sample_parse.h"
@@ -131,6 +138,7 @@ struct cg_sampler {
 	size_t fds_reserved;	/* budget shares of the kept tenants */
 	size_t fds_per_tenant;	/* 1 + files read */
 	bool cgroup2;		/* the root is on cgroup2, not a fake tree */
+	struct fs_watch *mev;	/* memory.events changes; NULL: read every period */
 	bool out_of_fds;	/* EMFILE seen: budget lowered, warned */
 	struct fs_buf buf;
 	double page_size; /* bytes, for the refault counts */
@@ -208,6 +216,7 @@ static void cg_close(void *state)
 	for (size_t i = 0; s->tfd && i < s->n_tenants; i++)
 		tenant_close(s, &s->tfd[i]);
 	free(s->tfd);
+	fs_watch_close(s->mev);
 	fs_cgfs_close(&s->cg);
 	for (size_t i = 0; s->cgroups && i < s->n_tenants; i++)
 		free(s->cgroups[i]);
@@ -265,7 +274,11 @@ static int cg_open(void **state, const struct fs_sampler_config *cfg)
 	s->n_disks = cfg->n_disks;
 	if (cfg->n_disks)
 		memcpy(s->disks, cfg->disks, cfg->n_disks * sizeof(s->disks[0]));
-	s->fds_per_tenant = 1 + N_FILES - (s->n_disks ? 0 : 1); /* no disks: no io.stat */
+	if (fs_watch_open(&s->mev, s->n_tenants) < 0)
+		fs_logf(s->log, s->log_ctx, LOG_INFO,
+			"sampler: no inotify: memory.events is read every period");
+	/* no disks: no io.stat; memory.events watched: read when it changes */
+	s->fds_per_tenant = 1 + N_FILES - (s->n_disks ? 0 : 1) - (s->mev ? 1 : 0);
 	s->cgroup2 = on_cgroup2(s->cg.root_fd);
 	s->fd_budget = default_fd_budget();
 	if (cfg->max_open_files && cfg->max_open_files < s->fd_budget)
@@ -332,7 +345,7 @@ static bool read_file(struct cg_sampler *s, size_t t, int k, bool reprobe)
 	r = fd < 0 ? fd : fs_cgfs_pread(fd, &s->buf);
 	if (r == 0) {
 		tf->absent &= ~(1u << k);
-		if (tf->kept)
+		if (tf->kept && !(k == F_MEM_EVENTS && s->mev))
 			tf->fd[k] = fd;
 		else
 			close(fd);
@@ -420,12 +433,38 @@ static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, struct fs_
 	}
 }
 
-static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, struct raw *c)
+/*
+ * memory.events, read only when inotify says it changed (file_watch.h): its
+ * counters move only when the kernel hits a limit, and the kernel announces
+ * each change. Unchanged, the previous sample of this very directory holds.
+ * Not kept open: read that rarely, its fd is better spent on another tenant.
+ */
+static void read_memory_events(struct cg_sampler *s, size_t t, bool reprobe, const struct raw *p,
+			       struct raw *c)
+{
+	struct tenant_fds *tf = &s->tfd[t];
+	bool absent = tf->absent & (1u << F_MEM_EVENTS);
+
+	if (p->valid && p->ino == tf->ino && fs_watch_unchanged(s->mev, t)) {
+		c->have_mev = p->have_mev;
+		c->mev = p->mev;
+		return;
+	}
+	/* watched before it is read: a change from now on is seen */
+	if (!absent || reprobe)
+		fs_watch_arm(s->mev, t, tf->dirfd, file_names[F_MEM_EVENTS]);
+	c->have_mev = read_file(s, t, F_MEM_EVENTS, reprobe);
+	if (!c->have_mev)
+		fs_watch_forget(s->mev, t); /* missing or unreadable: nothing to keep */
+	c->have_mev = c->have_mev && fs_parse_memory_events(s->buf.data, &c->mev) == 0;
+}
+
+static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, const struct raw *p,
+			  struct raw *c)
 {
 	c->have_cpu = read_file(s, t, F_CPU_STAT, reprobe) &&
 		      fs_parse_cpu_stat(s->buf.data, &c->cpu) == 0 && (c->cpu.have & FS_CPU_USAGE);
-	c->have_mev = read_file(s, t, F_MEM_EVENTS, reprobe) &&
-		      fs_parse_memory_events(s->buf.data, &c->mev) == 0;
+	read_memory_events(s, t, reprobe, p, c);
 	for (int k = 0; k < 3; k++)
 		c->have_psi[k] = read_file(s, t, psi_files[k], reprobe) &&
 				 fs_parse_pressure(s->buf.data, &c->psi[k]) == 0;
@@ -531,7 +570,8 @@ static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool che
 		return r;
 	}
 	if (!tf->known || st.st_dev != tf->dev || st.st_ino != tf->ino) {
-		tf->absent = 0; /* a new cgroup: probe every file */
+		tf->absent = 0;		    /* a new cgroup: probe every file */
+		fs_watch_forget(s->mev, t); /* and watch its own memory.events */
 		tf->known = true;
 		tf->dev = st.st_dev;
 		tf->ino = st.st_ino;
@@ -564,6 +604,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 			    LOG_WARNING, "sampler", s->cgroups[t]);
 		if (r < 0) {
 			p->valid = false; /* when it comes back, it is a new cgroup */
+			fs_watch_forget(s->mev, t);
 			return;
 		}
 		o->present = true;
@@ -574,7 +615,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 		reprobe = absent && now_us >= tf->probe_at_us;
 		tf->failed = false;
 		fill_gauges(s, t, reprobe, o, &c);
-		read_counters(s, t, reprobe, &c);
+		read_counters(s, t, reprobe, p, &c);
 		/* A kept fd failed: the cgroup was removed (maybe recreated), or
 		 * a controller was disabled. Look at the path and read again:
 		 * the files of the new cgroup, or the rest of this one. */
@@ -602,6 +643,7 @@ static int cg_sample(void *state, uint64_t now_us, struct fs_tenant_sample *out)
 {
 	struct cg_sampler *s = state;
 
+	fs_watch_poll(s->mev);
 	for (size_t t = 0; t < s->n_tenants; t++)
 		sample_one(s, t, now_us, &out[t]);
 	return 0;

@@ -937,6 +937,38 @@ static void test_errors(void **unused)
 	plan_free(&pl);
 }
 
+/* plan_recompute into an earlier plan (its array reused, larger than
+ * needed, or too small) gives what plan_compute gives into a fresh one. */
+static void test_recompute_reuses(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[3];
+	struct plan fresh, reused = {0};
+	struct fs_error err = {{0}};
+	const size_t sizes[] = {1, 3, 2, 3}; /* grows, then reused */
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "a", 3, 1 * GiB, 10 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 2, 6 * GiB, 80 * MiB, 1 * MiB);
+	tenant(&in[2], "c", 1, 3 * GiB, 30 * MiB, 90 * MiB);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		const size_t n = sizes[k];
+
+		compute(&cfg, n, in, NULL, &fresh);
+		assert_int_equal(plan_recompute(&cfg, NULL, n, in, NULL, &reused, &err), 0);
+		assert_int_equal(reused.n_tenants, n);
+		assert_true(reused.cap >= n);
+		assert_int_equal(reused.mode, fresh.mode);
+		assert_int_equal(reused.n_saturated, fresh.n_saturated);
+		for (size_t i = 0; i < n; i++)
+			assert_memory_equal(&reused.t[i], &fresh.t[i], sizeof(fresh.t[i]));
+		plan_free(&fresh);
+	}
+	plan_free(&reused);
+	assert_null(reused.t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -956,6 +988,7 @@ int main(void)
 	    cmocka_unit_test(test_forced_modes),
 	    cmocka_unit_test(test_absent_tenant),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_recompute_reuses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,9 @@
  * shared/notes/vm-and-bpf-measurements.md section 2) and the cgroupfs sampler
  * against a fake tree: rates, counter reset, missing cgroup, missing PSI,
  * and its kept-open files: fresh reads every period, a recreated cgroup, a
- * missing file probed only now and then, the fd budget, no fd leaks; an
- * error that holds every period logged once, then once a minute.
+ * missing file probed only now and then, the fd budget, no fd leaks;
+ * memory.events read only when inotify says it changed; an error that
+ * holds every period logged once, then once a minute.
  */
 #include <errno.h>
 #include <math.h>
@@ -639,15 +640,16 @@ static void test_sampler_fds_released(void **state)
 	int before;
 	void *st;
 
-	/* 6 files each (no cpu.pressure, io.pressure); 1 + 8 budgeted each. */
+	/* 6 files each (no cpu.pressure, io.pressure), 5 kept open: memory.events
+	 * is watched (inotify), not kept; 1 + 7 budgeted each. */
 	for (int i = 0; i < 4; i++)
 		write_counters(f->root, cgs[i], 1000000, 0, 0, 0, 100, true);
 	before = count_fds();
-	/* Room for two tenants: t1 and t2 keep 1 + 6 fds, t3 and t4 reopen. */
-	open_sampler_budget(f, &st, 4, cgs, 2 * 9);
-	assert_int_equal(count_fds(), before + 1); /* the root */
+	/* Room for two tenants: t1 and t2 keep 1 + 5 fds, t3 and t4 reopen. */
+	open_sampler_budget(f, &st, 4, cgs, 2 * 8);
+	assert_int_equal(count_fds(), before + 2); /* the root, the inotify instance */
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
-	assert_int_equal(count_fds(), before + 1 + 2 * 7);
+	assert_int_equal(count_fds(), before + 2 + 2 * 6);
 	for (int i = 0; i < 4; i++)
 		write_counters(f->root, cgs[i], 1000000 + 500000 * (unsigned)(i + 1), 0, 8192, 0,
 			       100, true);
@@ -659,7 +661,7 @@ static void test_sampler_fds_released(void **state)
 		assert_true(s[i].io[0].rbps == 8192);
 		assert_true(s[i].mem_current == 1048576);
 	}
-	assert_int_equal(count_fds(), before + 1 + 2 * 7);
+	assert_int_equal(count_fds(), before + 2 + 2 * 6);
 
 	/* t1 goes: its fds are closed and its share goes to t3. */
 	snprintf(path, sizeof(path), "%s/t1", f->root);
@@ -667,7 +669,7 @@ static void test_sampler_fds_released(void **state)
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, s), 0);
 	assert_false(s[0].present);
 	assert_true(s[2].present && !s[2].reset);
-	assert_int_equal(count_fds(), before + 1 + 2 * 7);
+	assert_int_equal(count_fds(), before + 2 + 2 * 6);
 	fs_sampler_cgroupfs.close(st);
 	assert_int_equal(count_fds(), before);
 
@@ -676,9 +678,77 @@ static void test_sampler_fds_released(void **state)
 	open_sampler_budget(f, &st, 4, cgs, 0);
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, s), 0);
-	assert_int_equal(count_fds(), before + 1 + 4 * 7);
+	assert_int_equal(count_fds(), before + 2 + 4 * 6);
 	fs_sampler_cgroupfs.close(st);
 	assert_int_equal(count_fds(), before);
+}
+
+static void write_events(const char *root, const char *cg, unsigned high, unsigned max,
+			 unsigned oom_kill)
+{
+	char path[256], text[128];
+
+	snprintf(path, sizeof(path), "%s/memory.events", cg);
+	snprintf(text, sizeof(text), "low 0\nhigh %u\nmax %u\noom %u\noom_kill %u\n", high, max,
+		 oom_kill, oom_kill);
+	at_write(root, path, text);
+}
+
+/* A sample at now, a delta of the previous one, with these event deltas. */
+static void sample_events(void *st, uint64_t now, double high, double max, double oom_kill)
+{
+	struct fs_tenant_sample s;
+
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, now, &s), 0);
+	assert_false(s.reset);
+	assert_true(s.mem_ev_high == high);
+	assert_true(s.mem_ev_max == max);
+	assert_true(s.mem_ev_oom_kill == oom_kill);
+}
+
+/*
+ * memory.events is watched (inotify), not read every period: a change in
+ * place, a file replaced under the name and a recreated cgroup are all seen;
+ * an unchanged file keeps its values.
+ */
+static void test_sampler_memory_events_watched(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1"};
+	struct fs_tenant_sample s;
+	char path[512], old[512];
+	void *st;
+
+	write_counters(f->root, "t1", 1000000, 0, 0, 0, 100, true);
+	open_sampler(f, &st, 1, cgs);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, &s), 0);
+	sample_events(st, 2000000, 0, 0, 0);
+
+	write_events(f->root, "t1", 3, 0, 1); /* rewritten in place */
+	sample_events(st, 3000000, 3, 0, 1);
+	for (uint64_t now = 4000000; now <= 6000000; now += 1000000)
+		sample_events(st, now, 0, 0, 0); /* unchanged, no event */
+
+	/* Another file under the name (the old one unlinked): read, and
+	 * watched in its turn. */
+	snprintf(path, sizeof(path), "%s/t1/memory.events", f->root);
+	assert_int_equal(unlink(path), 0);
+	write_events(f->root, "t1", 5, 0, 1);
+	sample_events(st, 7000000, 2, 0, 0);
+	write_events(f->root, "t1", 9, 2, 1);
+	sample_events(st, 8000000, 4, 2, 0);
+
+	/* A new cgroup at the path: its own file, its own watch. */
+	snprintf(path, sizeof(path), "%s/t1", f->root);
+	snprintf(old, sizeof(old), "%s/old", f->root);
+	assert_int_equal(rename(path, old), 0);
+	write_counters(f->root, "t1", 1000000, 0, 0, 0, 100, true);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 9000000, &s), 0);
+	assert_true(s.reset);
+	write_events(f->root, "old", 99, 0, 0);
+	write_events(f->root, "t1", 1, 0, 0);
+	sample_events(st, 10000000, 1, 0, 0);
+	fs_sampler_cgroupfs.close(st);
 }
 
 static int warnings;
@@ -784,7 +854,8 @@ static void test_sampler_out_of_fds(void **state)
 	before = count_fds();
 	warnings = 0;
 	assert_int_equal(fs_sampler_cgroupfs.open(&st, &cfg), 0);
-	/* Room for t1's 7 fds and 4 more: new fds take the lowest free
+	/* Room for 11 fds: t1's 6 (its directory and 5 files; memory.events is
+	 * watched, not kept) and 5 of t2's 6. New fds take the lowest free
 	 * numbers, and those must stay below the limit. */
 	for (int fd = 0, free_fds = 0; free_fds <= 7 + 4; fd++)
 		if (fcntl(fd, F_GETFD) < 0 && ++free_fds == 7 + 4 + 1)
@@ -835,6 +906,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sampler_missing_file_probed_rarely, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_fds_released, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_memory_events_watched, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_out_of_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_error_logged_once, setup, teardown),
 	};

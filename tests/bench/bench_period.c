@@ -12,8 +12,11 @@
  *     (fsd_daemon_cost: its thread's CPU inside the period), median and
  *     worst, the median of each stage, and the process CPU time around
  *     fsd_daemon_period alone as a cross-check;
- *   - RSS after the first and after the last period (statm) and the peak
- *     (ru_maxrss: of the whole process so far, sizes run in the given order).
+ *   - RSS after the first, the second and the last period (statm) and the
+ *     peak (ru_maxrss: of the whole process so far, sizes run in the given
+ *     order). The second period is the first with two plans alive (the
+ *     previous one is an input of the next), so "no growth over time" is
+ *     judged from the second period to the last.
  * The fake tree is advanced between periods (counters move, some tenants
  * CPU-bound, some IO-bound, a few idle), outside the measured region.
  *
@@ -84,7 +87,7 @@ struct result {
 	double stage_med[FSD_STAGE__COUNT];
 	double proc_med; /* CLOCK_PROCESS_CPUTIME_ID around fsd_daemon_period */
 	double wall_med; /* CLOCK_MONOTONIC around fsd_daemon_period */
-	double rss_first, rss_last, rss_peak;
+	double rss_first, rss_second, rss_last, rss_peak;
 	unsigned written_first;		      /* files written by the first period */
 	char mode_first[160], mode_last[160]; /* mode and bottlenecks (describe_mode) */
 };
@@ -323,6 +326,8 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 		}
 		c = fsd_daemon_cost(d);
 		tot[p] = cost_ms(c);
+		if (p == 0)
+			res->rss_second = rss_mib();
 		for (int s = 0; s < FSD_STAGE__COUNT; s++)
 			stage[s][p] = (double)c->ns[s] / 1e6;
 	}
@@ -374,6 +379,7 @@ enum col {
 	C_PROC = C_STAGE0 + FSD_STAGE__COUNT,
 	C_WALL,
 	C_RSS_FIRST,
+	C_RSS_SECOND,
 	C_RSS_LAST,
 	C_RSS_PEAK,
 	C__COUNT,
@@ -396,6 +402,8 @@ static double col(const struct result *r, int c)
 		return r->wall_med;
 	case C_RSS_FIRST:
 		return r->rss_first;
+	case C_RSS_SECOND:
+		return r->rss_second;
 	case C_RSS_LAST:
 		return r->rss_last;
 	case C_RSS_PEAK:
@@ -420,7 +428,8 @@ static void print_header(void)
 	printf("\n%7s %-6s %9s %9s %9s %9s", "N", "", "start_ms", "startcpu", "med_ms", "max_ms");
 	for (int s = 0; s < FSD_STAGE__COUNT; s++)
 		printf(" %9s", stage_names[s]);
-	printf(" %9s %9s %9s %9s %9s\n", "proc_ms", "wall_ms", "rss1_MiB", "rssP_MiB", "peak_MiB");
+	printf(" %9s %9s %9s %9s %9s %9s\n", "proc_ms", "wall_ms", "rss1_MiB", "rss2_MiB",
+	       "rssP_MiB", "peak_MiB");
 }
 
 static void print_row(size_t n, const char *tag, const struct result *rs, unsigned k, bool worst)
@@ -482,8 +491,9 @@ static void report(const struct opts *o, struct result (*rs)[MAX_SEEDS])
 	       "its median wall time;\n"
 	       "  start_ms: wall time of fs_conf_load + fsd_daemon_open + the first period "
 	       "(saves every original), startcpu: its process CPU;\n"
-	       "  rss1/rssP: RSS after the first/last period; peak: ru_maxrss of the process so "
-	       "far.\n",
+	       "  rss1/rss2/rssP: RSS after the first/second/last period (from the second on, "
+	       "two plans are alive);\n"
+	       "  peak: ru_maxrss of the process so far.\n",
 	       o->periods);
 	if (o->seeds > 1)
 		printf("  %u seeds from %llu: 'median' and 'worst' rows are over seeds.\n",
@@ -535,6 +545,7 @@ static void report(const struct opts *o, struct result (*rs)[MAX_SEEDS])
 		const double med = over_seeds(big, o->seeds, C_START_WALL, false);
 		const double worst = over_seeds(big, o->seeds, C_START_WALL, true);
 		const double r1 = over_seeds(big, o->seeds, C_RSS_FIRST, true);
+		const double r2 = over_seeds(big, o->seeds, C_RSS_SECOND, true);
 		const double rp = over_seeds(big, o->seeds, C_RSS_LAST, true);
 		double grow = 0;
 
@@ -546,14 +557,18 @@ static void report(const struct opts *o, struct result (*rs)[MAX_SEEDS])
 			printf("; worst seed %.0f ms", worst);
 		printf(")\n");
 		for (unsigned k = 0; k < o->seeds; k++)
-			grow = fmax(grow, big[k].rss_last - big[k].rss_first);
+			grow = fmax(grow, big[k].rss_last - big[k].rss_second);
 		printf("report RSS at 10000 tenants: %.1f MiB after the first period, %.1f MiB "
-		       "after period %u, peak %.1f MiB\n",
-		       r1, rp, o->periods, over_seeds(big, o->seeds, C_RSS_PEAK, true));
-		printf("target RSS at 10000 tenants does not grow after the first period "
-		       "(<= %g MiB slack): %s (%+.2f MiB over %u periods)\n",
-		       RSS_GROWTH_SLACK, grow <= RSS_GROWTH_SLACK ? "PASS" : "FAIL", grow,
-		       o->periods - 1);
+		       "after the second, %.1f MiB after period %u, peak %.1f MiB\n",
+		       r1, r2, rp, o->periods, over_seeds(big, o->seeds, C_RSS_PEAK, true));
+		if (o->periods >= 3)
+			printf("target RSS at 10000 tenants does not grow over time, periods 2..%u "
+			       "(<= %g MiB slack): %s (%+.2f MiB over %u periods)\n",
+			       o->periods, RSS_GROWTH_SLACK,
+			       grow <= RSS_GROWTH_SLACK ? "PASS" : "FAIL", grow, o->periods - 2);
+		else
+			printf("target RSS at 10000 tenants does not grow over time: NOT RUN "
+			       "(needs --periods >= 3)\n");
 	} else {
 		printf("target start-up with 10000 tenants (originals saved) < %g ms wall: NOT "
 		       "RUN\n",
@@ -680,6 +695,22 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* The open-file limit decides how many tenants keep their stat files open
+ * (agent/sample/sample_cgroupfs.c, fairshared(8)): the rest reopen them
+ * every period, which is most of the cost at 10,000 tenants under a low
+ * limit. Printed so that a reader knows which case was measured. */
+static void print_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	printf("RLIMIT_NOFILE %llu (hard %llu): the sampler keeps up to 8 fds per tenant "
+	       "open within about 3/4 of it; tenants beyond reopen their files every "
+	       "period\n",
+	       (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
+}
+
 int main(int argc, char **argv)
 {
 	static struct result rs[MAX_SIZES][MAX_SEEDS];
@@ -697,6 +728,7 @@ int main(int argc, char **argv)
 	printf(", %u periods (1 start-up + %u steady), seed %llu x %u%s, trees in %s\n", o.periods,
 	       o.periods - 1, (unsigned long long)o.seed, o.seeds, o.quick ? ", quick" : "",
 	       o.base ? o.base : fake_tree_default_base());
+	print_nofile();
 	fflush(stdout);
 	for (size_t i = 0; i < o.n_sizes; i++)
 		for (unsigned k = 0; k < o.seeds; k++) {
