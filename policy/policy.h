@@ -50,7 +50,7 @@ enum fs_rule {
 };
 
 struct fs_options {
-	double alpha; /* apf: alpha >= 1, INFINITY means psdsf; ignored otherwise */
+	double alpha; /* apf: alpha > 0, INFINITY means psdsf; ignored otherwise */
 	double tol;   /* relative tolerance; <= 0 selects FS_DEFAULT_TOL */
 	int max_iter; /* iteration cap for iterative rules; <= 0 selects a default */
 };
@@ -86,7 +86,9 @@ struct fs_solution {
 	int *bottleneck;		 /* [N][K]: saturated resource with d > 0 that is a
 					    Theorem-1 bottleneck when one exists, else the
 					    saturated demanded resource; FS_NO_RESOURCE */
-	int iterations;			 /* solver iterations (rule-specific unit) */
+	int iterations;			 /* solver iterations (rule-specific unit; apf:
+					    interior-point steps, or best-response sweeps
+					    when those took over) */
 };
 
 /* --- problem.c ----------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* alpha-PF-VDS (policy/apf.c): ALGORITHMS.md 1.9, 2.5, 2.7 and test vectors 3.6, 3.8, 3.9. */
 #include "testutil.h"
+#include "lp.h"
 
 #include <errno.h>
 #include <math.h>
@@ -216,7 +217,7 @@ static void test_bad_alpha(void **state)
 {
 	(void)state;
 	const struct fs_problem p = tu_drf_classic;
-	static const double bad[] = {0.5, 0, -1, NAN, -INFINITY};
+	static const double bad[] = {0, -1, NAN, -INFINITY};
 
 	for (size_t t = 0; t < sizeof(bad) / sizeof(bad[0]); t++) {
 		struct fs_solution s;
@@ -304,6 +305,112 @@ static void test_random_equilibrium(void **state)
 	assert_int_equal(checked, 90);
 }
 
+/*
+ * Exact reference for alpha = 1 (ALGORITHMS.md 1.8, [P2] Prop. 2): x is the
+ * weighted PF point iff sum_n phi_n y_n / x_n <= sum_n phi_n for every
+ * feasible y. One LP over y (per eligible pair, capacities and caps) decides
+ * it; returns max over y of sum_n phi_n y_n / x_n divided by sum_n phi_n.
+ */
+static double pf_certificate(const struct fs_problem *p, const struct fs_solution *s)
+{
+	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
+	size_t nv = N * K, rows = K * M + N;
+	double *c = calloc(nv, sizeof(double)), *a = calloc(rows * nv, sizeof(double));
+	double *b = calloc(rows, sizeof(double)), *up = calloc(nv, sizeof(double));
+	double *y = calloc(nv, sizeof(double)), budget = 0;
+	struct fs_lp_result res = {.x = y};
+
+	assert_non_null(c);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(up);
+	assert_non_null(y);
+	for (size_t n = 0; n < N; n++) {
+		const double x = s->tenant[n].total;
+		bool served = false;
+		for (size_t k = 0; k < K; k++) {
+			const size_t v = n * K + k;
+			up[v] = fs_gamma(p, n, k) > 0 ? INFINITY : 0;
+			served |= up[v] > 0;
+			for (size_t r = 0; r < M; r++)
+				a[(k * M + r) * nv + v] = p->demand[n * M + r];
+			a[(K * M + n) * nv + v] = 1;
+		}
+		if (!served)
+			continue;
+		assert_true(x > 0); /* a servable tenant at 0 is infinitely far off */
+		budget += fs_weight(p, n);
+		for (size_t k = 0; k < K; k++)
+			c[n * K + k] = fs_weight(p, n) / x;
+	}
+	for (size_t k = 0; k < K; k++)
+		for (size_t r = 0; r < M; r++)
+			b[k * M + r] = p->capacity[k * M + r];
+	for (size_t n = 0; n < N; n++)
+		b[K * M + n] = isfinite(fs_max_tasks(p, n)) ? fs_max_tasks(p, n) : 1e300;
+	const struct fs_lp lp = {
+	    .n_vars = nv, .n_le = rows, .c = c, .a_le = a, .b_le = b, .upper = up};
+	assert_int_equal(fs_lp_maximize(&lp, &res), 0);
+	free(c);
+	free(a);
+	free(b);
+	free(up);
+	free(y);
+	return res.obj / budget;
+}
+
+/*
+ * Realistic sizes (issue 16): N >= 100 tenants, K >= 10 pools, with caps,
+ * weights and placement, where best responses used to crawl. Every alpha must
+ * converge to a per-pool equilibrium (fs_check_apf) with sharing incentive
+ * (alpha >= 1); alpha = 1 must be the exact PF point (the LP certificate
+ * above) and so Pareto optimal.
+ */
+static void test_large_random_equilibrium(void **state)
+{
+	(void)state;
+	static const unsigned flags[] = {TU_CAPS | TU_WEIGHTS,
+					 TU_PLACEMENT | TU_ZERO_DEMAND | TU_WEIGHTS,
+					 TU_ZERO_CAPACITY | TU_PLACEMENT | TU_CAPS | TU_WEIGHTS};
+	static const double alphas[] = {1, 2, 1, 2, 1, 2, 0.5, 4, 8, 1};
+	struct tu_rng g;
+
+	tu_rng_seed(&g, 20261125);
+	for (size_t i = 0; i < sizeof(alphas) / sizeof(alphas[0]); i++) {
+		struct tu_instance in;
+		const size_t n = tu_range(&g, 100, 120), k = tu_range(&g, 10, 12);
+		const double alpha = alphas[i];
+		struct fs_solution s;
+		struct fs_error err = {{0}};
+		bool holds = false;
+		int r;
+
+		tu_random_instance(&in, &g, n, 4, k, flags[i % 3]);
+		r = solve(&in.p, alpha, &s, &err);
+		if (r != 0)
+			print_error("instance %zu alpha %g: %s\n", i, alpha, err.msg);
+		assert_int_equal(r, 0);
+		assert_true(fs_check_feasible(&in.p, s.x, 1e-9, &err));
+		assert_int_equal(fs_check_apf(&in.p, s.x, alpha, 1e-6, &holds, &err), 0);
+		if (!holds)
+			print_error("instance %zu alpha %g: %s\n", i, alpha, err.msg);
+		assert_true(holds);
+		if (alpha >= 1) {
+			holds = fs_check_sharing_incentive(&in.p, s.x, 1e-6, &err);
+			if (!holds)
+				print_error("instance %zu alpha %g: %s\n", i, alpha, err.msg);
+			assert_true(holds);
+		}
+		if (alpha == 1) {
+			assert_true(pf_certificate(&in.p, &s) <= 1 + 1e-7);
+			assert_int_equal(fs_check_pareto(&in.p, s.x, 1e-6, &holds, &err), 0);
+			assert_true(holds);
+		}
+		fs_solution_free(&s);
+		tu_instance_free(&in);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +423,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_alpha),
 	    cmocka_unit_test(test_infinite_alpha_is_psdsf),
 	    cmocka_unit_test(test_random_equilibrium),
+	    cmocka_unit_test(test_large_random_equilibrium),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
