@@ -123,8 +123,6 @@ static int ipm_build(struct ipm *m, const struct fs_problem *p, double alpha)
 		const double phi = fs_weight(p, n);
 		m->first[n] = e;
 		m->capT[n] = fs_max_tasks(p, n);
-		if (isfinite(m->capT[n]))
-			m->ncap++;
 		for (size_t k = 0; k < K; k++) {
 			const double g = fs_gamma(p, n, k);
 			if (!(g > 0))
@@ -140,6 +138,12 @@ static int ipm_build(struct ipm *m, const struct fs_problem *p, double alpha)
 		}
 	}
 	m->first[N] = e;
+	/* A tenant no pool can serve has no pairs: its cap row would be empty. */
+	for (size_t n = 0; n < N; n++) {
+		if (m->first[n] == m->first[n + 1])
+			m->capT[n] = INFINITY;
+		m->ncap += isfinite(m->capT[n]);
+	}
 	return 0;
 }
 
@@ -268,11 +272,13 @@ static double residuals(struct ipm *m, struct fs_apf_ipm_stats *st)
 			primal = fmax(primal, fabs(m->rv[n]));
 			comp += m->nu[n] * m->v[n];
 		}
-		gap = fmax(gap, comp / util);
+		if (util > 0) /* else no pairs: nothing to measure */
+			gap = fmax(gap, comp / util);
 	}
 	for (size_t j = 0; j < m->nrow; j++) {
 		primal = fmax(primal, fabs(m->rw[j]));
-		gap = fmax(gap, m->lam[j] * m->w[j] * load[j] / flux[j]);
+		if (flux[j] > 0)
+			gap = fmax(gap, m->lam[j] * m->w[j] * load[j] / flux[j]);
 	}
 	st->primal = primal;
 	st->dual = dual;
@@ -578,7 +584,7 @@ int fs_apf_ipm(const struct fs_problem *p, double alpha, double tol, int max_ite
 	ret = -ETIMEDOUT;
 	for (int it = 0;; it++) {
 		const double kkt = residuals(&m, &cur);
-		if (kkt < m.best_kkt) {
+		if (it == 0 || kkt < m.best_kkt) {
 			m.best_kkt = kkt;
 			memcpy(m.best_y, m.y, m.ne * sizeof(double));
 			st = cur;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* alpha-PF-VDS (policy/apf.c): ALGORITHMS.md 1.9, 2.5, 2.7 and test vectors 3.6, 3.8, 3.9. */
 #include "testutil.h"
+#include "apf_ipm.h"
 #include "lp.h"
+#include "psdsf_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -369,9 +371,9 @@ static double pf_certificate(const struct fs_problem *p, const struct fs_solutio
 static void test_large_random_equilibrium(void **state)
 {
 	(void)state;
-	static const unsigned flags[] = {TU_CAPS | TU_WEIGHTS,
-					 TU_PLACEMENT | TU_ZERO_DEMAND | TU_WEIGHTS,
-					 TU_ZERO_CAPACITY | TU_PLACEMENT | TU_CAPS | TU_WEIGHTS};
+	static const unsigned flags[] = {
+	    TU_CAPS | TU_WEIGHTS, TU_PLACEMENT | TU_ZERO_DEMAND | TU_WEIGHTS,
+	    TU_ZERO_CAPACITY | TU_PLACEMENT | TU_CAPS | TU_WEIGHTS | TU_ZERO_DEMAND};
 	static const double alphas[] = {1, 2, 1, 2, 1, 2, 0.5, 4, 8, 1};
 	struct tu_rng g;
 
@@ -400,6 +402,21 @@ static void test_large_random_equilibrium(void **state)
 			if (!holds)
 				print_error("instance %zu alpha %g: %s\n", i, alpha, err.msg);
 			assert_true(holds);
+		}
+		if (alpha <= 2) {
+			/* The interior point alone, without the sweeps' fallback. */
+			double *x = calloc(n * k, sizeof(double)), *gm = calloc(n * k, 8);
+			double *tot = calloc(n, sizeof(double));
+			struct fs_apf_ipm_stats st;
+			assert_non_null(x);
+			assert_non_null(gm);
+			assert_non_null(tot);
+			assert_int_equal(fs_per_server_drf(&in.p, gm, x, tot, 1e-9), 0);
+			assert_int_equal(fs_apf_ipm(&in.p, alpha, 1e-9, 0, x, &st), 0);
+			assert_true(st.kkt <= 1e-9);
+			free(x);
+			free(gm);
+			free(tot);
 		}
 		if (alpha == 1) {
 			assert_true(pf_certificate(&in.p, &s) <= 1 + 1e-7);
