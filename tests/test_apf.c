@@ -336,7 +336,9 @@ static double pf_certificate(const struct fs_problem *p, const struct fs_solutio
 			served |= up[v] > 0;
 			for (size_t r = 0; r < M; r++)
 				a[(k * M + r) * nv + v] = p->demand[n * M + r];
-			a[(K * M + n) * nv + v] = 1;
+			/* max_tasks row; 0 <= 0 when uncapped (a huge bound would
+			 * wreck the LP's scaling) */
+			a[(K * M + n) * nv + v] = isfinite(fs_max_tasks(p, n)) ? 1 : 0;
 		}
 		if (!served)
 			continue;
@@ -349,7 +351,7 @@ static double pf_certificate(const struct fs_problem *p, const struct fs_solutio
 		for (size_t r = 0; r < M; r++)
 			b[k * M + r] = p->capacity[k * M + r];
 	for (size_t n = 0; n < N; n++)
-		b[K * M + n] = isfinite(fs_max_tasks(p, n)) ? fs_max_tasks(p, n) : 1e300;
+		b[K * M + n] = isfinite(fs_max_tasks(p, n)) ? fs_max_tasks(p, n) : 0;
 	const struct fs_lp lp = {
 	    .n_vars = nv, .n_le = rows, .c = c, .a_le = a, .b_le = b, .upper = up};
 	assert_int_equal(fs_lp_maximize(&lp, &res), 0);
