@@ -168,6 +168,20 @@ static void marginals(struct ipm *m)
 	}
 }
 
+static size_t pair_tenant(const struct ipm *m, size_t e)
+{
+	size_t lo = 0, hi = m->N; /* first[lo] <= e < first[hi] */
+
+	while (hi - lo > 1) {
+		const size_t mid = lo + (hi - lo) / 2;
+		if (m->first[mid] <= e)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Start: half the per-server DRF point x0 (floored so every pair is
  * interior), perfectly centred at the utility scale mu0. */
 static void start(struct ipm *m, const double *x0)
@@ -189,12 +203,18 @@ static void start(struct ipm *m, const double *x0)
 				for (size_t e = m->first[n]; e < m->first[n + 1]; e++)
 					m->y[e] *= 0.5 * m->capT[n] / x;
 		}
-	/* kappa: the largest marginal utility of the start becomes 1. */
+	/* kappa: the start's marginal utilities centred on 1 in logs (midway
+	 * between the extremes): for alpha 8 they span 1e100 and more, and
+	 * pinning the largest at 1 underflowed the smallest to 0. */
 	marginals(m);
+	double lo = INFINITY;
+	for (size_t e = 0; e < m->ne; e++) {
+		const double l = m->lnc[e] - m->alpha * log(m->xn[pair_tenant(m, e)]);
+		lk = fmax(lk, l);
+		lo = fmin(lo, l);
+	}
 	for (size_t e = 0; e < m->ne; e++)
-		lk = fmax(lk, log(m->U[e]));
-	for (size_t e = 0; e < m->ne; e++)
-		m->lnc[e] -= lk;
+		m->lnc[e] -= 0.5 * (lk + lo);
 	marginals(m);
 	for (size_t e = 0; e < m->ne; e++)
 		mu0 += m->y[e] * m->U[e];
