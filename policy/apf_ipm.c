@@ -54,6 +54,11 @@ struct ipm {
 	size_t *piv;
 	/* best point so far */
 	double *best_y, best_kkt;
+	/* low-rank form of S (see factor_lowrank), used when rows outnumber
+	 * tenants: pool k's rows are rstart[k] .. rstart[k + 1] - 1 */
+	bool lowrank;
+	size_t *rstart, *boff, *bpiv, *cpiv;
+	double *blk, *Lm, *Rm, *Zm, *C, *tN;
 };
 
 static void ipm_free(struct ipm *m)
@@ -69,6 +74,16 @@ static void ipm_free(struct ipm *m)
 	free(m->pool);
 	free(m->row);
 	free(m->piv);
+	free(m->rstart);
+	free(m->boff);
+	free(m->bpiv);
+	free(m->cpiv);
+	free(m->blk);
+	free(m->Lm);
+	free(m->Rm);
+	free(m->Zm);
+	free(m->C);
+	free(m->tN);
 }
 
 /* Pairs, rows and constants of p; the iterate arrays sized to them. */
@@ -93,9 +108,22 @@ static int ipm_build(struct ipm *m, const struct fs_problem *p, double alpha)
 			if (fs_gamma(p, n, k) > 0) {
 				ne++;
 				for (size_t r = 0; r < M; r++)
-					if (p->demand[n * M + r] > 0 && m->row[k * M + r] == NO_ROW)
-						m->row[k * M + r] = nrow++;
+					if (p->demand[n * M + r] > 0)
+						m->row[k * M + r] = 0;
 			}
+	/* Rows numbered pool by pool, so that a pool's block is contiguous. */
+	m->rstart = calloc(K + 1, sizeof(size_t));
+	m->boff = calloc(K + 1, sizeof(size_t));
+	if (!m->rstart || !m->boff)
+		return -ENOMEM;
+	for (size_t k = 0; k < K; k++) {
+		m->rstart[k] = nrow;
+		for (size_t r = 0; r < M; r++)
+			if (m->row[k * M + r] != NO_ROW)
+				m->row[k * M + r] = nrow++;
+		m->boff[k + 1] = m->boff[k] + (nrow - m->rstart[k]) * (nrow - m->rstart[k]);
+	}
+	m->rstart[K] = nrow;
 	m->ne = ne;
 	m->nrow = nrow;
 	m->pool = calloc(ne + 1, sizeof(size_t));
@@ -114,9 +142,28 @@ static int ipm_build(struct ipm *m, const struct fs_problem *p, double alpha)
 		if (!(*pn[i] = calloc(N + 1, sizeof(double))))
 			return -ENOMEM;
 	m->a = calloc(ne * M + 1, sizeof(double));
-	m->S = calloc(nrow * nrow + 1, sizeof(double));
-	if (!m->pool || !m->piv || !m->a || !m->S)
+	if (!m->pool || !m->piv || !m->a)
 		return -ENOMEM;
+	/* Dense S costs nrow^3 per step (40 s at N = 10, K = 100, M = 8); its
+	 * low-rank form N^3 + N^2 nrow plus the pools' blocks. */
+	m->lowrank = nrow > 2 * N;
+	if (m->lowrank) {
+		m->bpiv = calloc(nrow + 1, sizeof(size_t));
+		m->cpiv = calloc(N + 1, sizeof(size_t));
+		m->blk = calloc(m->boff[K] + 1, sizeof(double));
+		m->Lm = calloc(N * nrow + 1, sizeof(double));
+		m->Rm = calloc(N * nrow + 1, sizeof(double));
+		m->Zm = calloc(N * nrow + 1, sizeof(double));
+		m->C = calloc(N * N + 1, sizeof(double));
+		m->tN = calloc(N + 1, sizeof(double));
+		if (!m->bpiv || !m->cpiv || !m->blk || !m->Lm || !m->Rm || !m->Zm || !m->C ||
+		    !m->tN)
+			return -ENOMEM;
+	} else {
+		m->S = calloc(nrow * nrow + 1, sizeof(double));
+		if (!m->S)
+			return -ENOMEM;
+	}
 
 	size_t e = 0;
 	for (size_t n = 0; n < N; n++) {
@@ -360,11 +407,15 @@ static double block_solve(const struct ipm *m, size_t n, const double *z, double
  *   P = D^-1 - [D^-1 u / q + bc / (T q den)] (D^-1 g)^T,
  * so each tenant adds one rank-one term to the pools' diagonal blocks.
  */
+static int factor_lowrank(struct ipm *m);
+
 static int factor(struct ipm *m)
 {
 	const size_t M = m->M, R = m->nrow;
 	double *S = m->S;
 
+	if (m->lowrank)
+		return factor_lowrank(m);
 	memset(S, 0, R * R * sizeof(double));
 	for (size_t j = 0; j < R; j++)
 		S[j * R + j] = m->w[j] / m->lam[j];
@@ -408,6 +459,100 @@ static int factor(struct ipm *m)
 	return fs_lu_factor(S, R, m->piv);
 }
 
+/* v := D^-1 v with D the pools' diagonal blocks (factorised). */
+static void blocks_solve(const struct ipm *m, double *v)
+{
+	for (size_t k = 0; k < m->K; k++) {
+		const size_t r0 = m->rstart[k], mk = m->rstart[k + 1] - r0;
+		if (mk)
+			fs_lu_solve(m->blk + m->boff[k], mk, m->bpiv + r0, v + r0);
+	}
+}
+
+/*
+ * S in low-rank form: S = D - sum_n l_n r_n^T, D block-diagonal (each
+ * pool's rows: diag(w / lambda) + sum_e a_e a_e^T / D_e), l_n = A_n [D^-1 u /
+ * q + bc / (T q den)], r_n = A_n D^-1 g (the terms of factor()). By
+ * Woodbury, S^-1 = D^-1 + Z C^-1 R^T D^-1 with Z = D^-1 L and the N x N
+ * matrix C = I - R^T Z.
+ */
+static int factor_lowrank(struct ipm *m)
+{
+	const size_t M = m->M, R = m->nrow, N = m->N;
+	int ret;
+
+	memset(m->blk, 0, m->boff[m->K] * sizeof(double));
+	memset(m->Lm, 0, N * R * sizeof(double));
+	memset(m->Rm, 0, N * R * sizeof(double));
+	for (size_t k = 0; k < m->K; k++) {
+		const size_t r0 = m->rstart[k], mk = m->rstart[k + 1] - r0;
+		for (size_t j = r0; j < r0 + mk; j++)
+			m->blk[m->boff[k] + (j - r0) * mk + (j - r0)] = m->w[j] / m->lam[j];
+	}
+	for (size_t n = 0; n < N; n++) {
+		block_setup(m, n);
+		for (size_t e = m->first[n]; e < m->first[n + 1]; e++) {
+			const double Di = m->y[e] / m->s[e];
+			const size_t k = m->pool[e], r0 = m->rstart[k], mk = m->rstart[k + 1] - r0;
+			double fe = Di * m->u[e] / m->q[n];
+			if (capped(m, n))
+				fe += m->bc[e] / (m->capT[n] * m->q[n] * m->den[n]);
+			for (size_t r = 0; r < M; r++) {
+				const double ar = m->a[e * M + r];
+				if (ar <= 0)
+					continue;
+				const size_t jr = m->row[k * M + r];
+				m->Lm[n * R + jr] += ar * fe;
+				m->Rm[n * R + jr] += ar * m->g[e] * Di;
+				for (size_t c = 0; c < M; c++)
+					if (m->a[e * M + c] > 0)
+						m->blk[m->boff[k] + (jr - r0) * mk +
+						       (m->row[k * M + c] - r0)] +=
+						    ar * m->a[e * M + c] * Di;
+			}
+		}
+	}
+	for (size_t k = 0; k < m->K; k++) {
+		const size_t r0 = m->rstart[k], mk = m->rstart[k + 1] - r0;
+		if (mk && (ret = fs_lu_factor(m->blk + m->boff[k], mk, m->bpiv + r0)) < 0)
+			return ret;
+	}
+	memcpy(m->Zm, m->Lm, N * R * sizeof(double));
+	for (size_t n = 0; n < N; n++)
+		blocks_solve(m, m->Zm + n * R);
+	for (size_t i = 0; i < N; i++)
+		for (size_t n = 0; n < N; n++) {
+			double v = i == n;
+			for (size_t j = 0; j < R; j++)
+				v -= m->Rm[i * R + j] * m->Zm[n * R + j];
+			m->C[i * N + n] = v;
+		}
+	return fs_lu_factor(m->C, N, m->cpiv);
+}
+
+/* v := S^-1 v with the factors of factor(). */
+static void solve_S(const struct ipm *m, double *v)
+{
+	const size_t R = m->nrow, N = m->N;
+	double *t = m->tN;
+
+	if (!m->lowrank) {
+		fs_lu_solve(m->S, R, m->piv, v);
+		return;
+	}
+	blocks_solve(m, v);
+	for (size_t i = 0; i < N; i++) {
+		double d = 0;
+		for (size_t j = 0; j < R; j++)
+			d += m->Rm[i * R + j] * v[j];
+		t[i] = d;
+	}
+	fs_lu_solve(m->C, N, m->cpiv, t);
+	for (size_t n = 0; n < N; n++)
+		for (size_t j = 0; j < R; j++)
+			v[j] += m->Zm[n * R + j] * t[n];
+}
+
 /* Cap row's right-hand side: c^T dy - eps dnu = -r_v - cn / nu. */
 static double cap_rc(const struct ipm *m, size_t n)
 {
@@ -432,7 +577,7 @@ static void direction(struct ipm *m)
 					    m->a[e * M + r] * m->z[e];
 	}
 	memcpy(m->dlam, m->rhs, m->nrow * sizeof(double));
-	fs_lu_solve(m->S, m->nrow, m->piv, m->dlam);
+	solve_S(m, m->dlam);
 	for (size_t j = 0; j < m->nrow; j++)
 		m->dw[j] = -m->rw[j];
 	for (size_t n = 0; n < m->N; n++) {
