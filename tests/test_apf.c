@@ -430,6 +430,49 @@ static void test_large_random_equilibrium(void **state)
 	}
 }
 
+/*
+ * Few tenants on many pools (the interior point's low-rank path: pool rows
+ * outnumber twice the tenants): converged by itself, an equilibrium, and for
+ * alpha = 1 the PF point.
+ */
+static void test_many_pools(void **state)
+{
+	(void)state;
+	struct tu_rng g;
+
+	tu_rng_seed(&g, 100);
+	for (int i = 0; i < 4; i++) {
+		struct tu_instance in;
+		const double alpha = 1 + i % 2;
+		const size_t n = tu_range(&g, 3, 8), k = tu_range(&g, 40, 60);
+		double *x = calloc(n * k, sizeof(double)), *gm = calloc(n * k, sizeof(double));
+		double *tot = calloc(n, sizeof(double));
+		struct fs_apf_ipm_stats st;
+		struct fs_solution s;
+		struct fs_error err = {{0}};
+		bool holds = false;
+
+		assert_non_null(x);
+		assert_non_null(gm);
+		assert_non_null(tot);
+		tu_random_instance(&in, &g, n, 4, k, TU_CAPS | TU_WEIGHTS | TU_PLACEMENT);
+		assert_int_equal(fs_per_server_drf(&in.p, gm, x, tot, 1e-9), 0);
+		assert_int_equal(fs_apf_ipm(&in.p, alpha, 1e-9, 0, x, &st), 0);
+		solve_ok(&in.p, alpha, &s);
+		assert_int_equal(fs_check_apf(&in.p, s.x, alpha, 1e-6, &holds, &err), 0);
+		if (!holds)
+			print_error("instance %d alpha %g: %s\n", i, alpha, err.msg);
+		assert_true(holds);
+		if (alpha == 1)
+			assert_true(pf_certificate(&in.p, &s) <= 1 + 1e-7);
+		fs_solution_free(&s);
+		tu_instance_free(&in);
+		free(x);
+		free(gm);
+		free(tot);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +486,7 @@ int main(void)
 	    cmocka_unit_test(test_infinite_alpha_is_psdsf),
 	    cmocka_unit_test(test_random_equilibrium),
 	    cmocka_unit_test(test_large_random_equilibrium),
+	    cmocka_unit_test(test_many_pools),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
