@@ -285,14 +285,22 @@ static void start(struct ipm *m, const double *x0)
 }
 
 /* Price of pair e: sum_r lambda a + the cap's share. */
-static double price(const struct ipm *m, size_t n, size_t e)
+/* (A^T v)_e: pair e's coefficients against a vector over rows. */
+static double row_dot(const struct ipm *m, size_t e, const double *v)
 {
 	const size_t M = m->M, k = m->pool[e];
-	double pr = 0;
+	double d = 0;
 
 	for (size_t r = 0; r < M; r++)
 		if (m->a[e * M + r] > 0)
-			pr += m->lam[m->row[k * M + r]] * m->a[e * M + r];
+			d += m->a[e * M + r] * v[m->row[k * M + r]];
+	return d;
+}
+
+static double price(const struct ipm *m, size_t n, size_t e)
+{
+	double pr = row_dot(m, e, m->lam);
+
 	if (capped(m, n))
 		pr += m->nu[n] * m->g[e] / m->capT[n];
 	return pr;
@@ -582,14 +590,8 @@ static void direction(struct ipm *m)
 		m->dw[j] = -m->rw[j];
 	for (size_t n = 0; n < m->N; n++) {
 		double dx = 0;
-		for (size_t e = m->first[n]; e < m->first[n + 1]; e++) {
-			const size_t k = m->pool[e];
-			double t = 0;
-			for (size_t r = 0; r < M; r++)
-				if (m->a[e * M + r] > 0)
-					t += m->a[e * M + r] * m->dlam[m->row[k * M + r]];
-			m->z[e] = m->rho[e] - t;
-		}
+		for (size_t e = m->first[n]; e < m->first[n + 1]; e++)
+			m->z[e] = m->rho[e] - row_dot(m, e, m->dlam);
 		m->dnu[n] = block_solve(m, n, m->z, cap_rc(m, n), m->dy);
 		for (size_t e = m->first[n]; e < m->first[n + 1]; e++) {
 			const size_t k = m->pool[e];
