@@ -250,9 +250,10 @@ static void start(struct ipm *m, const double *x0)
 				for (size_t e = m->first[n]; e < m->first[n + 1]; e++)
 					m->y[e] *= 0.5 * m->capT[n] / x;
 		}
-	/* kappa: the start's marginal utilities centred on 1 in logs (midway
-	 * between the extremes): for alpha 8 they span 1e100 and more, and
-	 * pinning the largest at 1 underflowed the smallest to 0. */
+	/* kappa: the start's largest marginal utility becomes 1, unless that
+	 * would take the smallest below e^-600 (they can span 1e100 and more
+	 * for alpha 8, and the smallest underflowed to 0); centring them in
+	 * logs instead made the iteration fail far more often for alpha 6-8. */
 	marginals(m);
 	double lo = INFINITY;
 	for (size_t e = 0; e < m->ne; e++) {
@@ -261,7 +262,7 @@ static void start(struct ipm *m, const double *x0)
 		lo = fmin(lo, l);
 	}
 	for (size_t e = 0; e < m->ne; e++)
-		m->lnc[e] -= 0.5 * (lk + lo);
+		m->lnc[e] -= fmax(lk, lo + 600);
 	marginals(m);
 	for (size_t e = 0; e < m->ne; e++)
 		mu0 += m->y[e] * m->U[e];
