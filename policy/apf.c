@@ -3,19 +3,21 @@
  * alpha-PF-VDS ([P0] section 3; ALGORITHMS.md 1.9, 2.5, 2.7): the Nash
  * equilibrium of the per-pool games.
  *
- * First as one global system: the interior-point method of apf_ipm.c on the
+ * With one pool its best response below is the answer. Otherwise first as
+ * one global system: the interior-point method of apf_ipm.c on the
  * KKT conditions of all pools at once, with each tenant's max_tasks priced
  * once for all pools. For alpha = 1 that is the Eisenberg-Gale convex program
- * (maximise sum phi_n log x_n), solved to its global optimum; it also
- * converges on every measured instance for alpha in [0.5, 4], where the
- * best responses below crawl (a near-continuum of per-pool splits: 18 of 34
- * benchmark dumps and regression vectors at alpha 1 and 3 at alpha 2 did not
- * settle in 5000 sweeps).
+ * (maximise sum phi_n log x_n), solved to its global optimum; it converges
+ * by itself on all 34 benchmark dumps and regression vectors for alpha 0.5
+ * to 2 (28-32 of them at 3-4), where the best responses below crawl (a
+ * near-continuum of per-pool splits: 18 of the 34 at alpha 1 and 3 at alpha
+ * 2 did not settle in 5000 sweeps).
  *
  * When it does not converge (for large alpha the marginal utilities of
  * tenants span many orders of magnitude, x^-alpha), Gauss-Seidel best
- * responses (2.5, "simpler reference solver") from per-server DRF (2.1) take
- * over; they settle fast there, as alpha -> inf they approach PS-DSF. Each
+ * responses (2.5, "simpler reference solver") take over from the starts
+ * listed in fs_solve_apf; they settle there, as alpha -> inf they approach
+ * PS-DSF. Each
  * pool's concave subproblem is solved exactly through its dual (dual.c): with
  * the tenant's tasks elsewhere B_n fixed, the best response to the pool's
  * price p_n is x_{n,k} = phi_n gamma (gamma p_n)^(-1/alpha) - B_n, clipped to
