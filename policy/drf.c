@@ -34,6 +34,7 @@ struct wf_state {
 	double *rate;  /* [M] d(use)/d(level) of the climbing tenants */
 	size_t *count; /* [M] climbing tenants that demand r */
 	size_t remaining;
+	bool stale; /* a subtraction lost rate's digits: rebuild before use */
 };
 
 static void wf_freeze(struct wf_state *s, size_t n, double xk)
@@ -48,9 +49,14 @@ static void wf_freeze(struct wf_state *s, size_t n, double xk)
 	s->remaining--;
 	for (size_t r = 0; r < M; r++)
 		if (d[r] > 0) {
+			const double before = s->rate[r];
 			s->fixed[r] += xk * d[r];
 			s->rate[r] -= slope * d[r];
 			s->count[r]--;
+			/* Weights 1e16 apart: 4 + 4e-20 - 4 is 0, and a climber
+			 * with a zero rate would never saturate anything. */
+			if (s->count[r] && !(s->rate[r] > 1e-6 * before))
+				s->stale = true;
 		}
 }
 
@@ -60,6 +66,7 @@ static void wf_rebuild_rate(struct wf_state *s)
 {
 	const size_t N = s->p->n_tenants, M = s->p->n_resources;
 
+	s->stale = false;
 	for (size_t r = 0; r < M; r++)
 		s->rate[r] = 0;
 	for (size_t n = 0; n < N; n++) {
@@ -129,6 +136,8 @@ int fs_waterfill_pool(const struct fs_problem *p, size_t k, const double *gamma,
 			size_t n = order[next++].n;
 			level = fmax(level, t_cap);
 			wf_freeze(&s, n, fmax(0, fs_max_tasks(p, n) - tot[n]));
+			if (s.stale)
+				wf_rebuild_rate(&s);
 			continue;
 		}
 		if (r_sat == M)

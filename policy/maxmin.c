@@ -11,9 +11,17 @@
  * of the level rows sum to 1, so every round freezes at least one tenant and
  * the loop ends after at most N LPs; usually far fewer.
  *
- * LP variables are z_{n,k} = x_{n,k} / gamma_{n,k} (the fraction of pool k
- * that n would use alone) plus t, which keeps every coefficient in [0, 1]
- * after dividing capacity rows by c_{k,r}.
+ * LP variables are z_{n,k} = x_{n,k} / unit_n plus t, with units chosen each
+ * round so that every column is O(1): an unfrozen tenant's z is the
+ * criterion it earns on pool k, scaled so that the lowest level an unfrozen
+ * tenant could reach alone is 1 (level row sum_k z >= t), a frozen tenant's
+ * z is the fraction of its now fixed total x_n on pool k (sum_k z >= 1).
+ * Measuring x_{n,k} itself (or as a fraction of the pool) gave the LP values
+ * 1e12 apart when weights are 1e6 and 1e-6 (a tenant's part of a level is
+ * x ~ phi t): below the simplex's resolution for the light tenants, and it
+ * stopped with "numerical trouble" (issue 16); a common scale alone moved
+ * the trouble to the last rounds, where frozen heavy tenants and light ones
+ * 1e12 higher share the capacity rows.
  */
 #include "policy.h"
 #include "lp.h"
@@ -37,7 +45,8 @@ struct mm {
 	const double *u; /* [N] criterion per task; 0: tenant left out */
 	size_t n_pairs;	 /* eligible (n, k) with gamma > 0 */
 	size_t *pair_n, *pair_k;
-	double *pair_g; /* gamma_{n,k} of each pair */
+	double *v;    /* [N] unit_n: tasks per unit of z (see above) */
+	double *solo; /* [N] tasks n could run alone (sum of gamma, capped) */
 	size_t n_rows, n_cap_rows, n_tcap_rows;
 	size_t *tcap_of;  /* [N]: row of n's max_tasks cap, SIZE_MAX if none */
 	size_t *level_of; /* [N]: row of n's level constraint, SIZE_MAX if none */
@@ -48,7 +57,8 @@ static void mm_free(struct mm *m)
 {
 	free(m->pair_n);
 	free(m->pair_k);
-	free(m->pair_g);
+	free(m->v);
+	free(m->solo);
 	free(m->tcap_of);
 	free(m->level_of);
 	free(m->a);
@@ -82,20 +92,23 @@ static int mm_init(struct mm *m, const struct fs_problem *p, const double *u)
 	m->u = u;
 	m->pair_n = calloc(N * K, sizeof(size_t));
 	m->pair_k = calloc(N * K, sizeof(size_t));
-	m->pair_g = calloc(N * K, sizeof(double));
+	m->v = calloc(N, sizeof(double));
+	m->solo = calloc(N, sizeof(double));
 	m->tcap_of = calloc(N, sizeof(size_t));
 	m->level_of = calloc(N, sizeof(size_t));
-	if (!m->pair_n || !m->pair_k || !m->pair_g || !m->tcap_of || !m->level_of)
+	if (!m->pair_n || !m->pair_k || !m->v || !m->solo || !m->tcap_of || !m->level_of)
 		return -ENOMEM;
-	for (size_t n = 0; n < N; n++)
+	for (size_t n = 0; n < N; n++) {
 		for (size_t k = 0; k < K && u[n] > 0; k++) {
 			double g = fs_gamma(p, n, k);
 			if (g > 0) {
 				m->pair_n[m->n_pairs] = n;
-				m->pair_k[m->n_pairs] = k;
-				m->pair_g[m->n_pairs++] = g;
+				m->pair_k[m->n_pairs++] = k;
+				m->solo[n] += g;
 			}
 		}
+		m->solo[n] = fmin(m->solo[n], fs_max_tasks(p, n));
+	}
 	for (size_t k = 0; k < K; k++)
 		for (size_t r = 0; r < M; r++)
 			m->n_cap_rows += cap_row_used(m, k, r);
@@ -119,9 +132,22 @@ static int mm_init(struct mm *m, const struct fs_problem *p, const double *u)
 	m->dual = calloc(m->n_rows + 1, sizeof(double));
 	if (!m->a || !m->b || !m->c || !m->z || !m->dual)
 		return -ENOMEM;
+	m->c[m->n_pairs] = 1.0; /* maximise t */
+	return 0;
+}
 
-	/* Rows that never change between rounds. */
-	row = 0;
+/* The rows that depend on the units: unfrozen tenants' 1 / (u_n scale),
+ * frozen tenants' fixed totals level_n / u_n. */
+static void mm_scale(struct mm *m, double scale, const bool *frozen, const double *level)
+{
+	const struct fs_problem *p = m->p;
+	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
+	const size_t vars = m->n_pairs + 1;
+	size_t row = 0;
+
+	for (size_t n = 0; n < N; n++)
+		if (m->u[n] > 0)
+			m->v[n] = frozen[n] ? level[n] / m->u[n] : 1 / (m->u[n] * scale);
 	for (size_t k = 0; k < K; k++)
 		for (size_t r = 0; r < M; r++) {
 			if (!cap_row_used(m, k, r))
@@ -129,25 +155,25 @@ static int mm_init(struct mm *m, const struct fs_problem *p, const double *u)
 			const double cap = p->capacity[k * M + r];
 			for (size_t q = 0; q < m->n_pairs; q++)
 				if (m->pair_k[q] == k)
-					m->a[row * vars + q] =
-					    p->demand[m->pair_n[q] * M + r] * m->pair_g[q] / cap;
+					m->a[row * vars + q] = p->demand[m->pair_n[q] * M + r] *
+							       m->v[m->pair_n[q]] / cap;
 			m->b[row++] = 1.0;
 		}
 	for (size_t q = 0; q < m->n_pairs; q++) {
 		const size_t n = m->pair_n[q];
 		if (m->tcap_of[n] != SIZE_MAX)
-			m->a[m->tcap_of[n] * vars + q] = m->pair_g[q] / fs_max_tasks(p, n);
-		m->a[m->level_of[n] * vars + q] = -u[n] * m->pair_g[q];
+			m->a[m->tcap_of[n] * vars + q] = m->v[n] / fs_max_tasks(p, n);
+		m->a[m->level_of[n] * vars + q] = -1;
 	}
 	for (size_t n = 0; n < N; n++)
 		if (m->tcap_of[n] != SIZE_MAX)
 			m->b[m->tcap_of[n]] = 1.0;
-	m->c[m->n_pairs] = 1.0; /* maximise t */
-	return 0;
 }
 
-/* One round: max t s.t. U_n >= t (unfrozen), U_n >= L_n (frozen). */
-static int mm_round(struct mm *m, const bool *frozen, const double *level, int *pivots)
+/* One round: max t s.t. U_n >= t (unfrozen), U_n >= L_n (frozen); levels
+ * in units of u, *scale receives the round's factor (t / scale is U). */
+static int mm_round(struct mm *m, const bool *frozen, const double *level, int *pivots,
+		    double *scale)
 {
 	const size_t vars = m->n_pairs + 1;
 	struct fs_lp lp = {
@@ -158,17 +184,37 @@ static int mm_round(struct mm *m, const bool *frozen, const double *level, int *
 	    .b_le = m->b,
 	};
 	struct fs_lp_result res = {.x = m->z, .dual_le = m->dual};
+	double lowest = INFINITY;
 
+	for (size_t n = 0; n < m->p->n_tenants; n++)
+		if (!frozen[n] && m->solo[n] > 0)
+			lowest = fmin(lowest, m->u[n] * m->solo[n]);
+	*scale = isfinite(lowest) && lowest > 0 ? 1 / lowest : 1;
+	mm_scale(m, *scale, frozen, level);
 	for (size_t n = 0; n < m->p->n_tenants; n++) {
 		const size_t row = m->level_of[n];
 		if (row == SIZE_MAX)
 			continue;
 		m->a[row * vars + m->n_pairs] = frozen[n] ? 0.0 : 1.0;
-		m->b[row] = frozen[n] ? -level[n] * (1 - LEVEL_SLACK) : 0.0;
+		m->b[row] = frozen[n] ? -(1 - LEVEL_SLACK) : 0.0;
 	}
 	int ret = fs_lp_maximize(&lp, &res);
 	*pivots += res.pivots;
 	return ret;
+}
+
+/* Ratio of the largest to the smallest level a served tenant could reach
+ * alone: how far apart the LP's numbers are. */
+static double level_span(const struct mm *m)
+{
+	double hi = 0, lo = INFINITY;
+
+	for (size_t n = 0; n < m->p->n_tenants; n++)
+		if (m->u[n] > 0 && m->solo[n] > 0) {
+			hi = fmax(hi, m->u[n] * m->solo[n]);
+			lo = fmin(lo, m->u[n] * m->solo[n]);
+		}
+	return hi > 0 ? hi / lo : 1;
 }
 
 static int maxmin_linear(const struct fs_problem *p, const double *u, const char *rule,
@@ -193,20 +239,23 @@ static int maxmin_linear(const struct fs_problem *p, const double *u, const char
 		left += !frozen[n];
 	}
 	while (left > 0) {
-		ret = mm_round(&m, frozen, level, &pivots);
+		double scale;
+		ret = mm_round(&m, frozen, level, &pivots, &scale);
 		lps++;
 		if (ret < 0) {
 			snprintf(err->msg, sizeof(err->msg),
-				 "%s: water-filling LP %d failed (%s) with %zu tenants unfrozen",
+				 "%s: LP %d failed (%s), %zu tenants unfrozen: their "
+				 "solo levels span %.1e, beyond double precision; bring "
+				 "weights or demands closer",
 				 rule, lps,
 				 ret == -EINVAL	  ? "infeasible"
 				 : ret == -ERANGE ? "unbounded"
 				 : ret == -ENOMEM ? "out of memory"
 						  : "numerical trouble",
-				 left);
+				 left, level_span(&m));
 			goto out;
 		}
-		const double t = m.z[m.n_pairs];
+		const double t = m.z[m.n_pairs] / scale;
 		size_t best = SIZE_MAX, froze = 0;
 		for (size_t n = 0; n < N; n++) {
 			if (frozen[n])
@@ -229,7 +278,7 @@ static int maxmin_linear(const struct fs_problem *p, const double *u, const char
 	}
 	/* The last LP's point meets every level: it is the allocation. */
 	for (size_t q = 0; q < m.n_pairs; q++)
-		out->x[m.pair_n[q] * K + m.pair_k[q]] = m.z[q] * m.pair_g[q];
+		out->x[m.pair_n[q] * K + m.pair_k[q]] = m.z[q] * m.v[m.pair_n[q]];
 	out->iterations = lps;
 	ret = 0;
 out:

@@ -50,7 +50,7 @@ enum fs_rule {
 };
 
 struct fs_options {
-	double alpha; /* apf: alpha >= 1, INFINITY means psdsf; ignored otherwise */
+	double alpha; /* apf: alpha > 0, INFINITY means psdsf; ignored otherwise */
 	double tol;   /* relative tolerance; <= 0 selects FS_DEFAULT_TOL */
 	int max_iter; /* iteration cap for iterative rules; <= 0 selects a default */
 };
@@ -86,7 +86,11 @@ struct fs_solution {
 	int *bottleneck;		 /* [N][K]: saturated resource with d > 0 that is a
 					    Theorem-1 bottleneck when one exists, else the
 					    saturated demanded resource; FS_NO_RESOURCE */
-	int iterations;			 /* solver iterations (rule-specific unit) */
+	double guard;			 /* fs_guard_capacity's result: 1, or < 1 when the
+					    rule over-allocated and x was scaled down */
+	int iterations;			 /* solver iterations (rule-specific unit; apf:
+					    interior-point steps, or best-response sweeps
+					    when those took over) */
 };
 
 /* --- problem.c ----------------------------------------------------------- */
@@ -120,6 +124,17 @@ const char *fs_tenant_label(const struct fs_problem *p, size_t n, char *buf, siz
 const char *fs_pool_label(const struct fs_problem *p, size_t k, char *buf, size_t len);
 const char *fs_resource_label(const struct fs_problem *p, size_t r, char *buf, size_t len);
 
+/* --- guard.c ------------------------------------------------------------- */
+
+/*
+ * Makes s->x feasible on capacity, max_tasks and eligibility by scaling the
+ * offending pools' columns and tenants' rows down (and zeroing NaN, negative
+ * or ineligible entries); fs_solve calls it on every result. Returns 1 when
+ * nothing beyond rounding had to change, else the smallest factor applied
+ * (0 for an entry that could not be scaled) -- a rule bug worth reporting.
+ */
+double fs_guard_capacity(const struct fs_problem *p, struct fs_solution *s);
+
 /* --- solve.c ------------------------------------------------------------- */
 
 const char *fs_rule_name(enum fs_rule rule);
@@ -129,6 +144,8 @@ int fs_rule_from_name(const char *name, enum fs_rule *rule);
 /*
  * Validates p, then solves with the given rule into out (which this call
  * initialises; free it with fs_solution_free even on error). opt may be NULL.
+ * Whatever the rule returns, out->x is then passed through
+ * fs_guard_capacity (out->guard < 1 says it had to scale).
  * Returns 0 or a negative errno with err filled.
  */
 int fs_solve(const struct fs_problem *p, enum fs_rule rule, const struct fs_options *opt,

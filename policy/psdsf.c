@@ -483,13 +483,20 @@ static double best_response(struct psdsf *s, size_t i)
 			const size_t n = s->by_cap[ib++].n;
 			const double *d = &s->p->demand[n * M];
 			const double mt = s->mt[n];
+			bool lost = false;
 			L = fmax(L, lb);
 			for (size_t r = 0; r < M; r++) {
+				const double before = s->u1[r];
 				s->u1[r] -= s->slope[n] * d[r];
 				s->u0[r] += mt * d[r];
+				/* Weights 1e16 apart: 4 + 4e-20 - 4 is 0, and the
+				 * climbers left would never saturate r (issue 16). */
+				lost |= d[r] > 0 && !(s->u1[r] > 1e-6 * before);
 			}
 			br_set(s, n, i, fmax(0, mt - s->off[n]));
 			live--;
+			if (lost)
+				br_rebuild(s, i, cnt);
 		} else {
 			break; /* unreachable: a climber demands a resource pool i has */
 		}

@@ -63,5 +63,7 @@ int fs_solve(const struct fs_problem *p, enum fs_rule rule, const struct fs_opti
 		return r;
 	}
 	out->rule = rule;
-	return rule_fns[rule](p, &o, out, err);
+	r = rule_fns[rule](p, &o, out, err);
+	out->guard = fs_guard_capacity(p, out);
+	return r;
 }

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* alpha-PF-VDS (policy/apf.c): ALGORITHMS.md 1.9, 2.5, 2.7 and test vectors 3.6, 3.8, 3.9. */
 #include "testutil.h"
+#include "apf_ipm.h"
+#include "lp.h"
+#include "psdsf_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -216,7 +219,7 @@ static void test_bad_alpha(void **state)
 {
 	(void)state;
 	const struct fs_problem p = tu_drf_classic;
-	static const double bad[] = {0.5, 0, -1, NAN, -INFINITY};
+	static const double bad[] = {0, -1, NAN, -INFINITY};
 
 	for (size_t t = 0; t < sizeof(bad) / sizeof(bad[0]); t++) {
 		struct fs_solution s;
@@ -304,6 +307,172 @@ static void test_random_equilibrium(void **state)
 	assert_int_equal(checked, 90);
 }
 
+/*
+ * Exact reference for alpha = 1 (ALGORITHMS.md 1.8, [P2] Prop. 2): x is the
+ * weighted PF point iff sum_n phi_n y_n / x_n <= sum_n phi_n for every
+ * feasible y. One LP over y (per eligible pair, capacities and caps) decides
+ * it; returns max over y of sum_n phi_n y_n / x_n divided by sum_n phi_n.
+ */
+static double pf_certificate(const struct fs_problem *p, const struct fs_solution *s)
+{
+	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
+	size_t nv = N * K, rows = K * M + N;
+	double *c = calloc(nv, sizeof(double)), *a = calloc(rows * nv, sizeof(double));
+	double *b = calloc(rows, sizeof(double)), *up = calloc(nv, sizeof(double));
+	double *y = calloc(nv, sizeof(double)), budget = 0;
+	struct fs_lp_result res = {.x = y};
+
+	assert_non_null(c);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(up);
+	assert_non_null(y);
+	for (size_t n = 0; n < N; n++) {
+		const double x = s->tenant[n].total;
+		bool served = false;
+		for (size_t k = 0; k < K; k++) {
+			const size_t v = n * K + k;
+			up[v] = fs_gamma(p, n, k) > 0 ? INFINITY : 0;
+			served |= up[v] > 0;
+			for (size_t r = 0; r < M; r++)
+				a[(k * M + r) * nv + v] = p->demand[n * M + r];
+			/* max_tasks row; 0 <= 0 when uncapped (a huge bound would
+			 * wreck the LP's scaling) */
+			a[(K * M + n) * nv + v] = isfinite(fs_max_tasks(p, n)) ? 1 : 0;
+		}
+		if (!served)
+			continue;
+		assert_true(x > 0); /* a servable tenant at 0 is infinitely far off */
+		budget += fs_weight(p, n);
+		for (size_t k = 0; k < K; k++)
+			c[n * K + k] = fs_weight(p, n) / x;
+	}
+	for (size_t k = 0; k < K; k++)
+		for (size_t r = 0; r < M; r++)
+			b[k * M + r] = p->capacity[k * M + r];
+	for (size_t n = 0; n < N; n++)
+		b[K * M + n] = isfinite(fs_max_tasks(p, n)) ? fs_max_tasks(p, n) : 0;
+	const struct fs_lp lp = {
+	    .n_vars = nv, .n_le = rows, .c = c, .a_le = a, .b_le = b, .upper = up};
+	assert_int_equal(fs_lp_maximize(&lp, &res), 0);
+	free(c);
+	free(a);
+	free(b);
+	free(up);
+	free(y);
+	return res.obj / budget;
+}
+
+/*
+ * Realistic sizes (issue 16): N >= 100 tenants, K >= 10 pools, with caps,
+ * weights and placement, where best responses used to crawl. Every alpha must
+ * converge to a per-pool equilibrium (fs_check_apf) with sharing incentive
+ * (alpha >= 1); alpha = 1 must be the exact PF point (the LP certificate
+ * above) and so Pareto optimal.
+ */
+static void test_large_random_equilibrium(void **state)
+{
+	(void)state;
+	static const unsigned flags[] = {
+	    TU_CAPS | TU_WEIGHTS, TU_PLACEMENT | TU_ZERO_DEMAND | TU_WEIGHTS,
+	    TU_ZERO_CAPACITY | TU_PLACEMENT | TU_CAPS | TU_WEIGHTS | TU_ZERO_DEMAND};
+	static const double alphas[] = {1, 2, 1, 2, 1, 2, 0.5, 4, 8, 1};
+	struct tu_rng g;
+
+	tu_rng_seed(&g, 20261125);
+	for (size_t i = 0; i < sizeof(alphas) / sizeof(alphas[0]); i++) {
+		struct tu_instance in;
+		const size_t n = tu_range(&g, 100, 120), k = tu_range(&g, 10, 12);
+		const double alpha = alphas[i];
+		struct fs_solution s;
+		struct fs_error err = {{0}};
+		bool holds = false;
+		int r;
+
+		tu_random_instance(&in, &g, n, 4, k, flags[i % 3]);
+		r = solve(&in.p, alpha, &s, &err);
+		if (r != 0)
+			print_error("instance %zu alpha %g: %s\n", i, alpha, err.msg);
+		assert_int_equal(r, 0);
+		assert_true(fs_check_feasible(&in.p, s.x, 1e-9, &err));
+		assert_int_equal(fs_check_apf(&in.p, s.x, alpha, 1e-6, &holds, &err), 0);
+		if (!holds)
+			print_error("instance %zu alpha %g: %s\n", i, alpha, err.msg);
+		assert_true(holds);
+		if (alpha >= 1) {
+			holds = fs_check_sharing_incentive(&in.p, s.x, 1e-6, &err);
+			if (!holds)
+				print_error("instance %zu alpha %g: %s\n", i, alpha, err.msg);
+			assert_true(holds);
+		}
+		if (alpha <= 2) {
+			/* The interior point alone, without the sweeps' fallback. */
+			double *x = calloc(n * k, sizeof(double)), *gm = calloc(n * k, 8);
+			double *tot = calloc(n, sizeof(double));
+			struct fs_apf_ipm_stats st;
+			assert_non_null(x);
+			assert_non_null(gm);
+			assert_non_null(tot);
+			assert_int_equal(fs_per_server_drf(&in.p, gm, x, tot, 1e-9), 0);
+			assert_int_equal(fs_apf_ipm(&in.p, alpha, 1e-9, 0, x, &st), 0);
+			assert_true(st.kkt <= 1e-9);
+			free(x);
+			free(gm);
+			free(tot);
+		}
+		if (alpha == 1) {
+			assert_true(pf_certificate(&in.p, &s) <= 1 + 1e-7);
+			assert_int_equal(fs_check_pareto(&in.p, s.x, 1e-6, &holds, &err), 0);
+			assert_true(holds);
+		}
+		fs_solution_free(&s);
+		tu_instance_free(&in);
+	}
+}
+
+/*
+ * Few tenants on many pools (the interior point's low-rank path: pool rows
+ * outnumber twice the tenants): converged by itself, an equilibrium, and for
+ * alpha = 1 the PF point.
+ */
+static void test_many_pools(void **state)
+{
+	(void)state;
+	struct tu_rng g;
+
+	tu_rng_seed(&g, 100);
+	for (int i = 0; i < 4; i++) {
+		struct tu_instance in;
+		const double alpha = 1 + i % 2;
+		const size_t n = tu_range(&g, 3, 8), k = tu_range(&g, 40, 60);
+		double *x = calloc(n * k, sizeof(double)), *gm = calloc(n * k, sizeof(double));
+		double *tot = calloc(n, sizeof(double));
+		struct fs_apf_ipm_stats st;
+		struct fs_solution s;
+		struct fs_error err = {{0}};
+		bool holds = false;
+
+		assert_non_null(x);
+		assert_non_null(gm);
+		assert_non_null(tot);
+		tu_random_instance(&in, &g, n, 4, k, TU_CAPS | TU_WEIGHTS | TU_PLACEMENT);
+		assert_int_equal(fs_per_server_drf(&in.p, gm, x, tot, 1e-9), 0);
+		assert_int_equal(fs_apf_ipm(&in.p, alpha, 1e-9, 0, x, &st), 0);
+		solve_ok(&in.p, alpha, &s);
+		assert_int_equal(fs_check_apf(&in.p, s.x, alpha, 1e-6, &holds, &err), 0);
+		if (!holds)
+			print_error("instance %d alpha %g: %s\n", i, alpha, err.msg);
+		assert_true(holds);
+		if (alpha == 1)
+			assert_true(pf_certificate(&in.p, &s) <= 1 + 1e-7);
+		fs_solution_free(&s);
+		tu_instance_free(&in);
+		free(x);
+		free(gm);
+		free(tot);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +485,8 @@ int main(void)
 	    cmocka_unit_test(test_bad_alpha),
 	    cmocka_unit_test(test_infinite_alpha_is_psdsf),
 	    cmocka_unit_test(test_random_equilibrium),
+	    cmocka_unit_test(test_large_random_equilibrium),
+	    cmocka_unit_test(test_many_pools),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -157,6 +157,40 @@ static void random_single_pool(void **state)
 	}
 }
 
+/*
+ * Issue 16: weights 1e16 and more apart once over-allocated (weight 1e-20:
+ * cpu 4, a capped at 3, b at 2 -> 3 + 2 = 5 cores). When b reached its cap,
+ * removing its slope from the climbing rate cancelled a's 4e-20 to 0, so a
+ * climbed to its own cap. The capacity must bind at any weight ratio.
+ */
+static void extreme_weights(void **state)
+{
+	(void)state;
+	static const double cap[] = {4};
+	static const double dem[] = {1, 1};
+	static const double mt[] = {3, 2};
+	static const double wa[] = {1e-20, 1e-300, 1e20, 1e300};
+
+	for (size_t t = 0; t < sizeof(wa) / sizeof(wa[0]); t++) {
+		const double w[] = {wa[t], 1};
+		const struct fs_problem p = {.n_tenants = 2,
+					     .n_pools = 1,
+					     .n_resources = 1,
+					     .capacity = cap,
+					     .demand = dem,
+					     .max_tasks = mt,
+					     .weight = w};
+		struct fs_solution s;
+
+		solve_ok(&p, &s);
+		/* Tiny a: b is capped at 2 and a takes the other 2; huge a: a is
+		 * capped at 3 and b gets the last core. */
+		assert_close(s.x[0], wa[t] < 1 ? 2 : 3, TOL);
+		assert_close(s.x[1], wa[t] < 1 ? 2 : 1, TOL);
+		fs_solution_free(&s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,6 +200,7 @@ int main(void)
 	    cmocka_unit_test(staggered_caps),
 	    cmocka_unit_test(several_pools_rejected),
 	    cmocka_unit_test(random_single_pool),
+	    cmocka_unit_test(extreme_weights),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

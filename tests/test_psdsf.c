@@ -455,10 +455,50 @@ static void algorithm1_reference_t3(void **state)
 	fs_solution_free(&s);
 }
 
+/*
+ * Issue 16: weight 1e-20 (cpu 4, a capped at 3, b at 2) made PS-DSF hand out
+ * 5 of 4 cores: a capped tenant's slope, removed from the pool's climbing
+ * rate, cancelled the tiny one left. Two pools so that the best-response
+ * fast path and Algorithm I both run; the capacity binds at any ratio.
+ */
+static void extreme_weights(void **state)
+{
+	(void)state;
+	static const double cap[] = {4, 4};
+	static const double dem[] = {1, 1};
+	static const double mt[] = {3, 2};
+	static const bool elig[] = {true, false, true, false};
+	static const double wa[] = {1e-20, 1e-300, 1e20};
+
+	for (size_t t = 0; t < sizeof(wa) / sizeof(wa[0]); t++) {
+		const double w[] = {wa[t], 1};
+		const struct fs_problem p = {.n_tenants = 2,
+					     .n_pools = 2,
+					     .n_resources = 1,
+					     .capacity = cap,
+					     .demand = dem,
+					     .max_tasks = mt,
+					     .weight = w,
+					     .eligible = elig};
+		struct fs_solution s;
+		struct fs_error err = {{0}};
+
+		solve_ok(&p, &s);
+		assert_psdsf(&p, &s);
+		assert_close(s.tenant[0].total, wa[t] < 1 ? 2 : 3, TOL);
+		assert_close(s.tenant[1].total, wa[t] < 1 ? 2 : 1, TOL);
+		fs_solution_free(&s);
+		assert_int_equal(tu_solve_rule(&p, fs_psdsf_algorithm1, NULL, &s, &err), 0);
+		assert_psdsf(&p, &s);
+		fs_solution_free(&s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(t1_fig1),
+	    cmocka_unit_test(extreme_weights),
 	    cmocka_unit_test(t2_fig2),
 	    cmocka_unit_test(t3_tables),
 	    cmocka_unit_test(t4_p0_fig1),

@@ -61,7 +61,7 @@ static void usage(FILE *out)
 		"Options:\n"
 		"  -p, --policy P  psdsf (default), drf, tsf, cdrfh, apf or njc; default: the\n"
 		"                  file's [scenario] policy, else psdsf\n"
-		"  -a, --alpha A   alpha for apf: a number >= 1, or inf (= psdsf); default:\n"
+		"  -a, --alpha A   alpha for apf: a number > 0, or inf (= psdsf); default:\n"
 		"                  the file's [scenario] alpha; required for apf otherwise\n"
 		"  -j, --json      print JSON instead of a table\n"
 		"  -c, --check     also report which properties hold (feasible, sharing\n"
@@ -83,7 +83,7 @@ static int parse_alpha(const char *s, double *out)
 	}
 	errno = 0;
 	*out = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(*out) || *out < 1)
+	if (!*s || *end || errno || !isfinite(*out) || !(*out > 0))
 		return -EINVAL;
 	return 0;
 }
@@ -107,7 +107,7 @@ static int parse_args(int argc, char **argv, struct solve_args *a)
 		case 'a':
 			if (parse_alpha(optarg, &a->alpha) < 0) {
 				fprintf(stderr,
-					"fairctl solve: bad --alpha '%s': a number >= 1, or inf\n",
+					"fairctl solve: bad --alpha '%s': a number > 0, or inf\n",
 					optarg);
 				return FAIRCTL_EXIT_USAGE;
 			}
@@ -171,7 +171,7 @@ static int pick_rule(const struct solve_args *a, const struct scenario *sc, enum
 		}
 		opt->alpha = INFINITY;
 	} else if (isnan(opt->alpha)) {
-		fprintf(stderr, "fairctl solve: policy apf needs --alpha A (>= 1, or inf) or "
+		fprintf(stderr, "fairctl solve: policy apf needs --alpha A (> 0, or inf) or "
 				"'alpha =' in [scenario]\n");
 		return FAIRCTL_EXIT_USAGE;
 	}

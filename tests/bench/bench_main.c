@@ -52,13 +52,14 @@
  * Sizes at which the slower rules are still run (measured on the 2-core test
  * machine, seed 1): psdsf takes 0.05 s at N = 1000, K = 10 and 2.4-3.0 s at
  * N = 1000, K = 100 (700-1100 sweeps of ~3 ms), and a sweep costs 10x more at
- * N = 10,000, so that size is left out for K > 1; apf needs 1700-3600
- * best-response sweeps (0.3-0.4 s) at N = 100, K = 10 and hits its
- * 5000-sweep cap at N = 1000, K = 10 and N = 100, K = 100;
+ * N = 10,000, so that size is left out for K > 1; apf (interior point,
+ * 15-40 steps) takes 0.1-0.4 s at N = 100, K = 10 and 30-40 s at N = 10,
+ * K = 100 (one dense system of K x M pool prices per step), so N*K stays
+ * <= 2000;
  * tsf/cdrfh (sequential LP water-filling) take 15-54 s at N = 1000, K = 1.
  */
 #define PSDSF_MAX_N_POOLS 1000 /* largest N when K > 1 */
-#define APF_MAX_NK	  1000 /* when K > 1 */
+#define APF_MAX_NK	  2000 /* when K > 1 */
 #define LP_MAX_N	  100
 #define LP_MAX_NK	  1000
 /* Largest N for the baselines by default: GLPK's sequential LP takes ~35 s
@@ -70,9 +71,28 @@ static const size_t Ns[] = {10, 100, 1000, 10000};
 static const size_t Ms[] = {4, 8};
 static const size_t Ks[] = {1, 10, 100};
 
-static const enum fs_rule rules[] = {FS_RULE_DRF, FS_RULE_NJC, FS_RULE_PSDSF,
-				     FS_RULE_APF, FS_RULE_TSF, FS_RULE_CDRFH};
-#define N_RULES (sizeof(rules) / sizeof(rules[0]))
+/* A rule with its options: apf runs at alpha = 1 (proportional fairness, the
+ * Eisenberg-Gale program) and alpha = 2 (between that and PS-DSF). */
+struct variant {
+	enum fs_rule rule;
+	double alpha;
+	const char *name;
+};
+
+static const struct variant variants[] = {
+    {FS_RULE_DRF, INFINITY, "drf"},	{FS_RULE_NJC, INFINITY, "njc"},
+    {FS_RULE_PSDSF, INFINITY, "psdsf"}, {FS_RULE_APF, 1, "apf1"},
+    {FS_RULE_APF, 2, "apf2"},		{FS_RULE_TSF, INFINITY, "tsf"},
+    {FS_RULE_CDRFH, INFINITY, "cdrfh"},
+};
+#define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
+
+/*
+ * Multi-pool shapes beyond the N x K grid where apf's best-response sweeps
+ * used to stall (issue 16: 14 of 32 dumps at these N,M,K and seeds 1..8 did
+ * not settle at alpha 1); apf only.
+ */
+static const size_t apf_extra[][3] = {{100, 8, 20}, {200, 4, 8}};
 
 struct cfg {
 	bool quick;
@@ -89,6 +109,7 @@ struct cfg {
 /* One timed rule at one size (kept for the targets). */
 struct row {
 	enum fs_rule rule;
+	const char *name;
 	size_t n, m, k;
 	double ms;
 	int ret;
@@ -157,21 +178,16 @@ static const struct row *find_row(const struct run *r, enum fs_rule rule, size_t
 	return NULL;
 }
 
-static struct fs_options rule_options(enum fs_rule rule)
-{
-	/* apf at alpha = 2: between proportional fairness and PS-DSF. */
-	return (struct fs_options){.alpha = rule == FS_RULE_APF ? 2 : INFINITY, .tol = TOL};
-}
-
 /*
  * Solves once into keep (untimed warm-up whose answer is checked), then
  * times fresh solves (fs_solve + fs_solution_free) until the budget is spent.
  */
-static int time_rule(const struct fs_problem *p, enum fs_rule rule, const struct bench_budget *b,
-		     struct fs_solution *keep, double *median, double *best, int *reps,
-		     struct fs_error *err)
+static int time_rule(const struct fs_problem *p, const struct variant *v,
+		     const struct bench_budget *b, struct fs_solution *keep, double *median,
+		     double *best, int *reps, struct fs_error *err)
 {
-	const struct fs_options o = rule_options(rule);
+	const enum fs_rule rule = v->rule;
+	const struct fs_options o = {.alpha = v->alpha, .tol = TOL};
 	struct bench_timing t;
 	int ret = fs_solve(p, rule, &o, keep, err);
 
@@ -291,31 +307,34 @@ out:
 	free(x);
 }
 
-static int bench_size(struct run *r, const struct bench_samples *s, size_t n, size_t m, size_t k)
+/* only: run just this rule (FS_RULE__COUNT: all). */
+static int bench_size(struct run *r, const struct bench_samples *s, size_t n, size_t m, size_t k,
+		      enum fs_rule only)
 {
 	struct bench_instance in;
 	int ret = bench_instance_make(&in, s, n, m, k, r->cfg.seed);
 
 	if (ret < 0)
 		return ret;
-	for (size_t i = 0; i < N_RULES; i++) {
-		const enum fs_rule rule = rules[i];
+	for (size_t i = 0; i < N_VARIANTS; i++) {
+		const enum fs_rule rule = variants[i].rule;
 		struct fs_solution sol = {0};
 		struct fs_error err = {{0}};
-		struct row row = {.rule = rule, .n = n, .m = m, .k = k};
+		struct row row = {.rule = rule, .name = variants[i].name, .n = n, .m = m, .k = k};
 		double best = 0;
 		int reps = 0;
 
-		if (!rule_runs(&r->cfg, rule, n, k))
+		if (!rule_runs(&r->cfg, rule, n, k) || (only != FS_RULE__COUNT && rule != only))
 			continue;
-		row.ret = time_rule(&in.p, rule, &r->cfg.solve, &sol, &row.ms, &best, &reps, &err);
+		row.ret = time_rule(&in.p, &variants[i], &r->cfg.solve, &sol, &row.ms, &best, &reps,
+				    &err);
 		if (row.ret < 0) {
 			r->failures++;
-			printf("%-6s %2zu %4zu %6zu %11s %11s %5s %7s  ERROR %d: %s\n",
-			       fs_rule_name(rule), m, k, n, "-", "-", "-", "-", row.ret, err.msg);
+			printf("%-6s %2zu %4zu %6zu %11s %11s %5s %7s  ERROR %d: %s\n", row.name, m,
+			       k, n, "-", "-", "-", "-", row.ret, err.msg);
 		} else {
-			printf("%-6s %2zu %4zu %6zu %11.4f %11.4f %5d %7d  ok\n",
-			       fs_rule_name(rule), m, k, n, row.ms, best, reps, sol.iterations);
+			printf("%-6s %2zu %4zu %6zu %11.4f %11.4f %5d %7d  ok\n", row.name, m, k, n,
+			       row.ms, best, reps, sol.iterations);
 		}
 		fflush(stdout);
 		if (add_row(r, &row) < 0)
@@ -554,7 +573,8 @@ int main(int argc, char **argv)
 	       r.cfg.quick ? "quick" : "full", TOL);
 	printf(
 	    "sizes: N in {10,100,1000,10000}, M in {4,8}, K in {1,10,100}; drf/njc K = 1 only; "
-	    "psdsf N <= %d when K > 1;\n  apf K = 1 or N*K <= %d; tsf/cdrfh N <= %d and N*K <= %d "
+	    "psdsf N <= %d when K > 1;\n  apf K = 1 or N*K <= %d, at alpha 1 (apf1) and 2 (apf2), "
+	    "and also at N,M,K = 100,8,20 and 200,4,8;\n  tsf/cdrfh N <= %d and N*K <= %d "
 	    "(see bench_main.c for the measured reasons)\n\n",
 	    PSDSF_MAX_N_POOLS, APF_MAX_NK, LP_MAX_N, LP_MAX_NK);
 	printf("%-6s %2s %4s %6s %11s %11s %5s %7s  %s\n", "rule", "M", "K", "N", "median_ms",
@@ -563,7 +583,12 @@ int main(int argc, char **argv)
 		for (size_t ki = 0; ki < sizeof(Ks) / sizeof(Ks[0]); ki++)
 			for (size_t ni = 0; ni < sizeof(Ns) / sizeof(Ns[0]) && ret == 0; ni++)
 				if (Ns[ni] <= r.cfg.max_n && Ks[ki] <= r.cfg.max_k)
-					ret = bench_size(&r, &s, Ns[ni], Ms[mi], Ks[ki]);
+					ret = bench_size(&r, &s, Ns[ni], Ms[mi], Ks[ki],
+							 FS_RULE__COUNT);
+	for (size_t i = 0; i < sizeof(apf_extra) / sizeof(apf_extra[0]) && ret == 0; i++)
+		if (apf_extra[i][0] <= r.cfg.max_n && apf_extra[i][2] <= r.cfg.max_k)
+			ret = bench_size(&r, &s, apf_extra[i][0], apf_extra[i][1], apf_extra[i][2],
+					 FS_RULE_APF);
 	if (ret < 0) {
 		fprintf(stderr, "fairshare-bench: %s\n", strerror(-ret));
 		r.failures++;
