@@ -8,7 +8,7 @@
 #      busy threads each on one core. The kernel splits a core between
 #      cgroups equally (cpu.weight 100 each): 50/50, not 75/25.
 #   2. Disk, equal entitlements: backup, a deep-queue reader (fio randread
-#      iodepth 32, 1 MiB blocks), and db, a shallow one (iodepth 1), on FS_DEMO_DISK (read
+#      iodepth 32), and db, a shallow one (iodepth 1), on FS_DEMO_DISK (read
 #      only; in the VM the qemu-throttled scratch disk). The block layer
 #      serves whoever queues most: backup takes ~95 % of the disk.
 #
@@ -213,11 +213,6 @@ if [[ -n $DISK && -n $BPS ]]; then
 	e2e_tenant "$FS_OUT/demo-disk.conf" backup "${W[backup]}"
 	e2e_tenant "$FS_OUT/demo-disk.conf" db "${W[db]}"
 	e2e_tenants backup db
-	# 1 MiB reads: a shallow reader's share is bounded by its latency per IO,
-	# and with 256 KiB the VM's own scheduling delays on a loaded host (load
-	# 13: stress-ng --cpu 2 beside builds) kept db at 37 % with the disk
-	# planned 54/46 for it. A longer IO makes that delay a smaller part.
-	RAND_BS=1M
 	cg_spawn "$T/backup" rand_io randread 32 300 0
 	cg_spawn "$T/db" rand_io randread 1 300 64
 	demo_part disk disk 10 backup db # fio starts in seconds under TCG
