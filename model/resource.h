@@ -33,6 +33,10 @@
  * contended disk (estimate.h), limited on a busy resource (plan.h). Below
  * it (a logger, a health check) it takes nothing from anyone. */
 #define FS_RES_USER_SHARE 0.01
+/* Use of at least this share of a resource's capacity makes it busy: a
+ * bottleneck for the planner (plan.h) and, on a disk, a sign of contention
+ * (contention.h). One number, so that status's "busy" means one thing. */
+#define FS_RES_BUSY_SHARE 0.85
 
 /* A block device number; a whole disk once resolved (what io.max/io.stat use). */
 struct fs_devnum {

@@ -8,7 +8,7 @@
 void ct_config_default(struct ct_config *cfg)
 {
 	cfg->queue_min = 2.0;
-	cfg->busy = 0.85;
+	cfg->busy = FS_RES_BUSY_SHARE;
 	cfg->user_share = FS_RES_USER_SHARE;
 	cfg->hold = 5;
 	cfg->follow = 0.25;

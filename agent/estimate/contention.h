@@ -62,8 +62,8 @@ struct ct_config {
 	double floor_share; /* (0, 1]: the least capacity, share of the declared one */
 };
 
-/* Defaults: queue 2, busy 0.85, user FS_RES_USER_SHARE (1 %), hold 5, follow 0.25, grow 1.05,
- * used 0.95, floor 5 %. */
+/* Defaults: queue 2, busy FS_RES_BUSY_SHARE (0.85), user FS_RES_USER_SHARE
+ * (1 %), hold 5, follow 0.25, grow 1.05, used 0.95, floor 5 %. */
 void ct_config_default(struct ct_config *cfg);
 
 /* One period's measurements. */

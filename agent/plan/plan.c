@@ -36,7 +36,7 @@ void plan_config_default(struct plan_config *cfg)
 	cfg->gap_gain = 9;
 	cfg->io_min_bps = 1 << 20;
 	cfg->io_min_iops = 10;
-	cfg->busy = 0.85;
+	cfg->busy = FS_RES_BUSY_SHARE;
 	cfg->deadband = 0.03;
 	cfg->mem_busy = 0.3;
 	cfg->mem_short_hold = 5;

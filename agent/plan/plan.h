@@ -214,7 +214,7 @@ struct plan_config {
 
 /* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB (at least 4 MiB), step 25 %,
  * saturated 0.99, base weight 100, gain 9, io floors 1 MiB/s and 10 ops/s,
- * busy 0.85, deadband 0.03; memory: busy 0.3, short 0.05,
+ * busy FS_RES_BUSY_SHARE (0.85), deadband 0.03; memory: busy 0.3, short 0.05,
  * PSI full 10 %, grow 0.5, high step 0.1, short hold 5. res is emptied, rule psdsf,
  * enforce auto. */
 void plan_config_default(struct plan_config *cfg);
