@@ -247,6 +247,27 @@ static void test_shared_disk(void **state)
 	assert_true(cs.contended[BPS]);
 	assert_false(cs.contended[IOPS]); /* no limit of ours there */
 
+	/* random tenants: the shared budget's load is the reads and writes of
+	 * every tenant, its users those whose reads and writes together reach
+	 * user_share of it (a reader and a writer both count) */
+	srand(14);
+	for (int k = 0; k < 2000; k++) {
+		double total = 0;
+		unsigned users = 0;
+
+		for (size_t i = 0; i < 2; i++) {
+			s[i].io[0].rbps = rand() % 3 ? (double)(rand() % 4000) * 1e4 : 0;
+			s[i].io[0].wbps = rand() % 3 ? (double)(rand() % 4000) * 1e4 : 0;
+			total += s[i].io[0].rbps + s[i].io[0].wbps;
+			users += s[i].io[0].rbps + s[i].io[0].wbps >= cc.user_share * 100 * MiB;
+		}
+		ct_input_init(&in);
+		fsd_io_load(&c->res, &cc, &ec, 2, tenants, s, &prev, false, &in);
+		assert_float_equal(in.total[BPS], total, 1e-6 * total + 1);
+		assert_int_equal(in.users[BPS], users);
+		assert_false(in.binding[BPS]); /* nothing of ours in force */
+	}
+
 	fsd_plan_config(c, NULL, &pc);
 	pt[0].io_split[BPS][0] = 40 * MiB;
 	pt[0].io_split[BPS][1] = 4 * MiB;
