@@ -500,9 +500,12 @@ static int parse_disk_rates(const struct raw_conf *rc, const struct raw_disk *rd
 	int n_rates;
 
 	d->shared = n == 2 || (n == 3 && parse_total_iops(f[2], &d->iops) == 0);
+	if (d->shared && n == 3 && !(d->iops > 0))
+		return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
+				      "io.%s: bad IOPS '%s' (e.g. 8000iops, 8Kiops)", rd->name,
+				      f[2]);
 	if (d->shared) {
 		rate[0] = &d->bps;
-		ops[0] = &d->iops;
 	} else if (n != 3 && n != 5) {
 		return conf_error_set(err, -EINVAL, rc->path, rd->v.line, "io.%s: %s", rd->name,
 				      form);

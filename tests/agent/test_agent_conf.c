@@ -381,6 +381,8 @@ static void test_errors_resources(void **state)
 	expect_error(f, ROOT "[resources]\nio.d = 254:0\n" TENANT, 4, DISK_FORMS);
 	expect_error(f, ROOT "[resources]\nio.d = 254:0 100Q\n" TENANT, 4,
 		     "io.d: bad total rate '100Q' (e.g. 200M, 1.5Gi)");
+	expect_error(f, ROOT "[resources]\nio.d = 254:0 100M 0iops\n" TENANT, 4,
+		     "io.d: bad IOPS '0iops' (e.g. 8000iops, 8Kiops)");
 	/* a third field that is no IOPS budget ("iops" alone, a bad number) is
 	 * read as the split form's write rate, and refused as one */
 	expect_error(f, ROOT "[resources]\nio.d = 254:0 100M iops\n" TENANT, 4,
