@@ -476,6 +476,60 @@ static char *next_field(char **p)
 	return start;
 }
 
+/* "8000iops" -> 8000: the IOPS budget of a shared disk, its unit written
+ * out so that "DEVICE BPS IOPS" is never read as "DEVICE RBPS WBPS". */
+static int parse_total_iops(const char *s, double *out)
+{
+	char num[64];
+	size_t n = strlen(s);
+
+	if (n <= 4 || n - 4 >= sizeof(num) || strcmp(s + n - 4, "iops") != 0)
+		return -EINVAL;
+	memcpy(num, s, n - 4);
+	num[n - 4] = '\0';
+	return fs_parse_iops(num, out);
+}
+
+/* DEVICE BPS [IOPSiops] (shared) or DEVICE RBPS WBPS [RIOPS WIOPS] (split). */
+static int parse_disk_rates(const struct raw_conf *rc, const struct raw_disk *rd, char **f, int n,
+			    struct fs_disk *d, struct conf_error *err)
+{
+	const char *const form = "expected DEVICE BPS [IOPSiops] (one budget for reads and "
+				 "writes) or DEVICE RBPS WBPS [RIOPS WIOPS]";
+	double *rate[2] = {&d->rbps, &d->wbps}, *ops[2] = {&d->riops, &d->wiops};
+	int n_rates;
+
+	d->shared = n == 2 || (n == 3 && parse_total_iops(f[2], &d->iops) == 0);
+	if (d->shared && n == 3 && !(d->iops > 0))
+		return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
+				      "io.%s: bad IOPS '%s' (e.g. 8000iops, 8Kiops)", rd->name,
+				      f[2]);
+	if (d->shared) {
+		rate[0] = &d->bps;
+	} else if (n != 3 && n != 5) {
+		return conf_error_set(err, -EINVAL, rc->path, rd->v.line, "io.%s: %s", rd->name,
+				      form);
+	}
+	n_rates = d->shared ? 1 : 2;
+	for (int k = 0; k < n_rates; k++)
+		if (fs_parse_io_rate(f[1 + k], rate[k]) < 0 || *rate[k] <= 0)
+			return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
+					      "io.%s: bad %s rate '%s' (e.g. 200M, 1.5Gi)",
+					      rd->name,
+					      d->shared ? "total"
+					      : k	? "write"
+							: "read",
+					      f[1 + k]);
+	if (d->shared) /* iops, if given, was parsed above */
+		return 0;
+	for (int k = 0; n == 5 && k < 2; k++)
+		if (fs_parse_iops(f[3 + k], ops[k]) < 0 || *ops[k] <= 0)
+			return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
+					      "io.%s: bad %s IOPS '%s' (e.g. 20K)", rd->name,
+					      k ? "write" : "read", f[3 + k]);
+	return 0;
+}
+
 static int resolve_disk(const struct raw_conf *rc, const struct fs_conf_env *env,
 			const struct raw_disk *rd, struct fs_disk *d, struct conf_error *err)
 {
@@ -486,30 +540,12 @@ static int resolve_disk(const struct raw_conf *rc, const struct fs_conf_env *env
 	snprintf(buf, sizeof(buf), "%s", rd->v.text);
 	while (n < 6 && (f[n] = next_field(&p)))
 		n++;
-	if (n != 3 && n != 5)
-		return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
-				      "io.%s: expected DEVICE RBPS WBPS [RIOPS WIOPS]", rd->name);
 	snprintf(d->name, sizeof(d->name), "%s", rd->name);
-	snprintf(d->device, sizeof(d->device), "%s", f[0]);
+	snprintf(d->device, sizeof(d->device), "%s", n ? f[0] : "");
 	d->line = rd->v.line;
-	if (fs_parse_io_rate(f[1], &d->rbps) < 0 || d->rbps <= 0)
-		return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
-				      "io.%s: bad read rate '%s' (e.g. 200M, 1.5Gi)", rd->name,
-				      f[1]);
-	if (fs_parse_io_rate(f[2], &d->wbps) < 0 || d->wbps <= 0)
-		return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
-				      "io.%s: bad write rate '%s' (e.g. 200M, 1.5Gi)", rd->name,
-				      f[2]);
-	if (n == 5) {
-		if (fs_parse_iops(f[3], &d->riops) < 0 || d->riops <= 0)
-			return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
-					      "io.%s: bad read IOPS '%s' (e.g. 20K)", rd->name,
-					      f[3]);
-		if (fs_parse_iops(f[4], &d->wiops) < 0 || d->wiops <= 0)
-			return conf_error_set(err, -EINVAL, rc->path, rd->v.line,
-					      "io.%s: bad write IOPS '%s' (e.g. 20K)", rd->name,
-					      f[4]);
-	}
+	r = parse_disk_rates(rc, rd, f, n, d, err);
+	if (r < 0)
+		return r;
 	r = fs_conf_resolve_disk(env ? env->sysfs_root : NULL, f[0], &d->dev, msg, sizeof(msg));
 	if (r < 0)
 		return conf_error_set(err, r, rc->path, rd->v.line, "io.%s: %s", rd->name, msg);
@@ -577,19 +613,17 @@ static int resolve_resources(const struct raw_conf *rc, const struct fs_conf_env
 						      "io.%s is the same disk (%u:%u) as io.%s",
 						      d->name, d->dev.major, d->dev.minor,
 						      c->disks[j].name);
-		for (int k = 0; k < FS_IO__COUNT; k++) {
-			double cap = k == FS_IO_RBPS	? d->rbps
-				     : k == FS_IO_WBPS	? d->wbps
-				     : k == FS_IO_RIOPS ? d->riops
-							: d->wiops;
-
-			d->res[k] = -1;
-			if (cap <= 0)
-				continue;
+		for (int k = 0; k < FS_DISK_KINDS; k++) {
+			const double cap[FS_DISK_KINDS] = {d->rbps,  d->wbps, d->riops,
+							   d->wiops, d->bps,  d->iops};
 			enum fs_res_kind kind = (enum fs_res_kind)(FS_RES_IO_RBPS + k);
 
+			d->res[k] = -1;
+			if (cap[k] <= 0)
+				continue;
+
 			snprintf(name, sizeof(name), "io.%s.%s", d->name, fs_res_io_key(kind));
-			d->res[k] = add_resource(c, name, kind, (int)i, d->dev, cap);
+			d->res[k] = add_resource(c, name, kind, (int)i, d->dev, cap[k]);
 		}
 	}
 	c->res_net = rc->net.text ? add_resource(c, "net", FS_RES_NET, -1, (struct fs_devnum){0, 0},
@@ -618,9 +652,11 @@ static int parse_amount(const struct fs_conf *c, int res, const char *s, double 
 		return 0;
 	case FS_RES_IO_RBPS:
 	case FS_RES_IO_WBPS:
+	case FS_RES_IO_BPS:
 		return fs_parse_io_rate(s, out);
 	case FS_RES_IO_RIOPS:
 	case FS_RES_IO_WIOPS:
+	case FS_RES_IO_IOPS:
 		return fs_parse_iops(s, out);
 	case FS_RES_NET:
 		return fs_parse_net_rate(s, out);
@@ -644,6 +680,7 @@ static int parse_vector(const struct raw_conf *rc, const struct fs_conf *c, cons
 	for (entry = strtok_r(buf, ",", &save); entry; entry = strtok_r(NULL, ",", &save)) {
 		char *p = conf_trim(entry), *res, *amount;
 		int idx[FS_IO__COUNT], n_idx = 0;
+		bool shared = false;
 
 		res = p;
 		p += strcspn(p, " \t");
@@ -674,7 +711,9 @@ static int parse_vector(const struct raw_conf *rc, const struct fs_conf *c, cons
 				return conf_error_set(err, -EINVAL, rc->path, v->line,
 						      "%s: unknown disk '%s' (not in [resources])",
 						      key, res);
-			for (int k = 0; k < FS_IO__COUNT; k++)
+			shared = d->shared;
+			for (int k = shared ? FS_RES_IO_BPS - FS_RES_IO_RBPS : 0;
+			     k < (shared ? FS_DISK_KINDS : FS_IO__COUNT); k++)
 				idx[n_idx++] = d->res[k];
 		} else {
 			return conf_error_set(err, -EINVAL, rc->path, v->line,
@@ -692,21 +731,22 @@ static int parse_vector(const struct raw_conf *rc, const struct fs_conf *c, cons
 			continue;
 		}
 		{
-			char *parts[FS_IO__COUNT + 1];
+			char *parts[FS_IO__COUNT + 1], whole[128];
 			char *q = amount;
 			int np = 0;
 
+			snprintf(whole, sizeof(whole), "%s", amount); /* the split cuts it */
 			while (np <= FS_IO__COUNT && q) {
 				parts[np++] = q;
 				q = strchr(q, '/');
 				if (q)
 					*q++ = '\0';
 			}
-			if (q || (np != 2 && np != 4))
+			if (q || (shared ? np > 2 : np != 2 && np != 4))
 				return conf_error_set(
-				    err, -EINVAL, rc->path, v->line,
-				    "%s: %s wants READ/WRITE[/RIOPS/WIOPS], got '%s'", key, res,
-				    amount);
+				    err, -EINVAL, rc->path, v->line, "%s: %s wants %s, got '%s'",
+				    key, res, shared ? "BPS[/IOPS]" : "READ/WRITE[/RIOPS/WIOPS]",
+				    whole);
 			for (int k = 0; k < np; k++) {
 				char *part = conf_trim(parts[k]);
 

@@ -76,12 +76,17 @@ struct fs_conf_agent {
 
 struct fs_disk {
 	char name[FS_NAME_MAX]; /* NAME of io.NAME */
-	char device[PATH_MAX];	     /* as written in the file */
-	struct fs_devnum dev;	     /* resolved whole disk (what io.max/io.stat use) */
-	double rbps, wbps;	     /* capacity, bytes/s, > 0 */
-	double riops, wiops;	     /* capacity, ops/s; 0 = not configured */
-	int res[FS_IO__COUNT];	     /* resource index per FS_IO_*, -1 if absent */
-	int line;		     /* source line of its io.NAME key */
+	char device[PATH_MAX];	/* as written in the file */
+	struct fs_devnum dev;	/* resolved whole disk (what io.max/io.stat use) */
+	/* Shared (DEVICE BPS [IOPSiops]): one budget for reads and writes,
+	 * resources bps [, iops]; else split (DEVICE RBPS WBPS [RIOPS WIOPS]):
+	 * resources rbps, wbps [, riops, wiops] (model/resource.h). */
+	bool shared;
+	double rbps, wbps;	/* split: capacity, bytes/s, > 0; shared: 0 */
+	double riops, wiops;	/* split: capacity, ops/s; 0 = not configured */
+	double bps, iops;	/* shared: capacity, bytes/s > 0, ops/s (0 = none) */
+	int res[FS_DISK_KINDS]; /* resource index per kind - FS_RES_IO_RBPS, -1 if absent */
+	int line;		/* source line of its io.NAME key */
 };
 
 struct fs_conf_tenant {
@@ -117,7 +122,7 @@ struct fs_conf {
 	struct fs_disk disks[FS_MAX_DISKS];
 
 	/* The resource vector: cpu, memory, then each disk's rbps, wbps
-	 * [, riops, wiops], then net if configured. memory capacity is
+	 * [, riops, wiops] or bps [, iops], then net if configured. memory capacity is
 	 * memory_total - memory_reserve. */
 	struct fs_resources res;
 	int res_cpu;	/* index of cpu (always 0) */
@@ -132,8 +137,8 @@ struct fs_conf {
 struct fs_conf_env {
 	const char *sysfs_root;	 /* NULL: FS_DEFAULT_SYSFS_ROOT (device resolution) */
 	const char *procfs_root; /* NULL: FS_DEFAULT_PROCFS_ROOT (meminfo for memory = auto) */
-	long ncpus_fallback;	  /* <= 0: sysconf(_SC_NPROCESSORS_ONLN), used when
-				     <cgroup_root>/cpuset.cpus.effective is unreadable */
+	long ncpus_fallback;	 /* <= 0: sysconf(_SC_NPROCESSORS_ONLN), used when
+				    <cgroup_root>/cpuset.cpus.effective is unreadable */
 	/* Reads file of the cgroup root (cpuset.cpus.effective for cpu = auto)
 	 * into buf, NUL-terminated: 0 or -errno. The daemon passes one that goes
 	 * through agent/sys/cgroupfs.h, where all cgroup access lives; NULL: the

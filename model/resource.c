@@ -9,10 +9,19 @@
 
 const char *fs_res_io_key(enum fs_res_kind k)
 {
-	static const char *const key[FS_IO__COUNT] = {"rbps", "wbps", "riops", "wiops"};
-	int i = fs_res_io_index(k);
+	static const char *const key[FS_DISK_KINDS] = {"rbps",	"wbps", "riops",
+						       "wiops", "bps",	"iops"};
 
-	return i < 0 ? NULL : key[i];
+	return fs_res_is_io(k) ? key[k - FS_RES_IO_RBPS] : NULL;
+}
+
+unsigned fs_res_io_keys(enum fs_res_kind k)
+{
+	if (k == FS_RES_IO_BPS)
+		return 1u << FS_IO_RBPS | 1u << FS_IO_WBPS;
+	if (k == FS_RES_IO_IOPS)
+		return 1u << FS_IO_RIOPS | 1u << FS_IO_WIOPS;
+	return fs_res_io_index(k) < 0 ? 0 : 1u << fs_res_io_index(k);
 }
 
 int fs_resources_add(struct fs_resources *res, enum fs_res_kind kind, const char *name,
@@ -76,6 +85,7 @@ const char *fs_res_kind_name(enum fs_res_kind k)
 	    [FS_RES_CPU] = "cpu",	    [FS_RES_MEMORY] = "memory",
 	    [FS_RES_IO_RBPS] = "io-rbps",   [FS_RES_IO_WBPS] = "io-wbps",
 	    [FS_RES_IO_RIOPS] = "io-riops", [FS_RES_IO_WIOPS] = "io-wiops",
+	    [FS_RES_IO_BPS] = "io-bps",	    [FS_RES_IO_IOPS] = "io-iops",
 	    [FS_RES_NET] = "net",
 	};
 
@@ -84,17 +94,11 @@ const char *fs_res_kind_name(enum fs_res_kind k)
 
 const char *fs_res_unit(enum fs_res_kind k)
 {
-	switch (k) {
-	case FS_RES_CPU:
+	if (k == FS_RES_CPU)
 		return "cores";
-	case FS_RES_MEMORY:
+	if (k == FS_RES_MEMORY)
 		return "bytes";
-	case FS_RES_IO_RIOPS:
-	case FS_RES_IO_WIOPS:
-		return "ops/s";
-	default:
-		return "bytes/s";
-	}
+	return fs_res_counts_ops(k) ? "ops/s" : "bytes/s";
 }
 
 void fs_res_fmt_amount(enum fs_res_kind k, double v, char *buf, size_t len)
@@ -103,7 +107,7 @@ void fs_res_fmt_amount(enum fs_res_kind k, double v, char *buf, size_t len)
 		snprintf(buf, len, "max");
 	else if (k == FS_RES_CPU)
 		snprintf(buf, len, "%.3g", v);
-	else if (k == FS_RES_IO_RIOPS || k == FS_RES_IO_WIOPS)
+	else if (fs_res_counts_ops(k))
 		snprintf(buf, len, "%.0f", v);
 	else if (v >= 1 << 30)
 		snprintf(buf, len, "%.2fG", v / (1 << 30));

@@ -8,12 +8,21 @@
  * Units by kind (every resolved number everywhere):
  *   cpu     cores (CPU-seconds per second)
  *   memory  bytes
- *   io.*    bytes/s (rbps, wbps) or ops/s (riops, wiops), one disk each
+ *   io.*    bytes/s (rbps, wbps, bps) or ops/s (riops, wiops, iops), one disk each
  *   net     bytes/s, rx + tx; measured and shared, never written
  *
- * Block IO is one resource per disk and direction: read and write bytes/s
- * (and ops/s when configured), each with its own capacity. A tenant's
- * read/write mix is then part of its demand profile.
+ * Block IO is declared per disk in one of two ways:
+ *  - split: one resource per direction, read and write bytes/s (and ops/s
+ *    when configured), each with its own capacity; each is one io.max key.
+ *    Right for a device whose reads and writes do not take from each other.
+ *  - shared (issue 14): one budget for reads and writes together, bytes/s
+ *    (and ops/s when configured). Most disks are like that: a disk that
+ *    moves 100 MB/s moves it as reads, writes or any mix, and with split
+ *    budgets of 100M/100M it looked free while reads and writes each ran at
+ *    half of it (and contention was never found: each direction had one
+ *    user). A tenant's demand on it is its read + write rate; io.max has no
+ *    such key, so the planner splits the tenant's limit into rbps and wbps
+ *    (agent/plan/io_split.h).
  *
  * Pure C: no I/O, no globals (like policy/).
  */
@@ -26,7 +35,7 @@
 
 #define FS_NAME_MAX	64 /* tenant and disk names, incl. NUL */
 #define FS_MAX_DISKS	8
-#define FS_MAX_RES	(3 + 4 * FS_MAX_DISKS) /* cpu + memory + net + 4 per disk */
+#define FS_MAX_RES	(3 + 4 * FS_MAX_DISKS) /* cpu + memory + net + at most 4 per disk */
 #define FS_RES_NAME_MAX (FS_NAME_MAX + 8)      /* "io." NAME ".riops" */
 /* A tenant using at least this share of a resource's capacity is a user of
  * it: counted for contention (agent/estimate/contention.h), probed up on a
@@ -50,22 +59,44 @@ enum fs_res_kind {
 	FS_RES_IO_WBPS,	 /* bytes/s written, one disk */
 	FS_RES_IO_RIOPS, /* read ops/s, one disk */
 	FS_RES_IO_WIOPS, /* write ops/s, one disk */
+	FS_RES_IO_BPS,	 /* bytes/s read + written, one disk (a shared budget) */
+	FS_RES_IO_IOPS,	 /* ops/s read + written, one disk (a shared budget) */
 	FS_RES_NET,	 /* bytes/s, rx + tx; measured only (not enforced) */
 };
 
-/* The io kinds in io.max key order: index = kind - FS_RES_IO_RBPS. */
+/* The io.max keys in their order: index = kind - FS_RES_IO_RBPS for the
+ * directional kinds. */
 enum { FS_IO_RBPS, FS_IO_WBPS, FS_IO_RIOPS, FS_IO_WIOPS, FS_IO__COUNT };
+/* Every io kind, in enum order: index = kind - FS_RES_IO_RBPS. */
+#define FS_DISK_KINDS 6
 
 static inline bool fs_res_is_io(enum fs_res_kind k)
 {
-	return k >= FS_RES_IO_RBPS && k <= FS_RES_IO_WIOPS;
+	return k >= FS_RES_IO_RBPS && k <= FS_RES_IO_IOPS;
 }
 
-/* FS_IO_* of an io kind, -1 for the others. */
+/* A read + write budget of one disk: io.max sets it as two keys. */
+static inline bool fs_res_io_shared(enum fs_res_kind k)
+{
+	return k == FS_RES_IO_BPS || k == FS_RES_IO_IOPS;
+}
+
+/* Counted in operations per second (riops, wiops, iops). */
+static inline bool fs_res_counts_ops(enum fs_res_kind k)
+{
+	return k == FS_RES_IO_RIOPS || k == FS_RES_IO_WIOPS || k == FS_RES_IO_IOPS;
+}
+
+/* FS_IO_* (the one io.max key) of a directional io kind, -1 for the
+ * others, shared budgets included. */
 static inline int fs_res_io_index(enum fs_res_kind k)
 {
-	return fs_res_is_io(k) ? (int)(k - FS_RES_IO_RBPS) : -1;
+	return k >= FS_RES_IO_RBPS && k <= FS_RES_IO_WIOPS ? (int)(k - FS_RES_IO_RBPS) : -1;
 }
+
+/* The io.max keys (bits 1u << FS_IO_*) an io kind sets: one for a
+ * direction, the read and the write key for a shared budget; 0 otherwise. */
+unsigned fs_res_io_keys(enum fs_res_kind k);
 
 /* Net is measured and shared but has no cgroup knob. */
 static inline bool fs_res_is_enforced(enum fs_res_kind k)
@@ -73,12 +104,14 @@ static inline bool fs_res_is_enforced(enum fs_res_kind k)
 	return k != FS_RES_NET;
 }
 
-/* "rbps", "wbps", "riops", "wiops" for io kinds (io.max keys), else NULL. */
+/* "rbps", "wbps", "riops", "wiops" (the io.max keys), "bps", "iops" (shared
+ * budgets) for io kinds: the last part of their resource names; else NULL. */
 const char *fs_res_io_key(enum fs_res_kind k);
 
 /*
  * The host's resources, in the order of the policy problem: cpu, memory,
- * then each disk's rbps, wbps [, riops, wiops], then net if configured.
+ * then each disk's rbps, wbps [, riops, wiops] or bps [, iops], then net if
+ * configured.
  */
 struct fs_resources {
 	size_t n;
@@ -103,7 +136,8 @@ int fs_resources_find_name(const struct fs_resources *res, const char *name);
 /* Number of disks: 1 + the largest disk index of an io resource. */
 size_t fs_resources_disks(const struct fs_resources *res);
 
-/* "cpu", "memory", "io-rbps", "io-wbps", "io-riops", "io-wiops", "net": the
+/* "cpu", "memory", "io-rbps", "io-wbps", "io-riops", "io-wiops", "io-bps",
+ * "io-iops", "net": the
  * kind's name in the control protocol and metrics. */
 const char *fs_res_kind_name(enum fs_res_kind k);
 /* "cores", "bytes", "bytes/s", "ops/s". */

@@ -214,7 +214,7 @@ static void fmt_amount(const struct amount_style *st, const char *kind, double v
 		snprintf(buf, len, st->cores, v);
 	else if (!strcmp(kind, "memory"))
 		scaled(v, 1024, st->bin, 5, "", buf, len);
-	else if (!strcmp(kind, "io-riops") || !strcmp(kind, "io-wiops"))
+	else if (!strcmp(kind, "io-riops") || !strcmp(kind, "io-wiops") || !strcmp(kind, "io-iops"))
 		snprintf(buf, len, st->ops, v);
 	else
 		scaled(v, 1000, st->dec, 5, st->per_second, buf, len);

@@ -19,7 +19,8 @@
 
 struct fcj_resource {
 	char name[FCJ_NAME];
-	char kind[16]; /* cpu, memory, io-rbps, io-wbps, io-riops, io-wiops, net */
+	char kind[16]; /* cpu, memory, io-rbps, io-wbps, io-riops, io-wiops, io-bps,
+			  io-iops, net */
 	double capacity, allocated, used;
 	bool saturated;
 	char state[16]; /* a bottleneck: saturated, contended, busy; else "" (published.h) */

@@ -23,6 +23,9 @@ struct fairctl_cmd {
 static const struct fairctl_cmd commands[] = {
     {"solve", fairctl_solve_main, FAIRCTL_SOLVE_ARGS,
      "compute a fair allocation for a scenario file, offline"},
+    {"calibrate", fairctl_calibrate_main,
+     "[--name NAME] [--scratch DIR] [--size SIZE] [--seconds S] [--no-fio] DISK",
+     "measure what a disk delivers and print its io.NAME line for fairshare.conf"},
 #ifdef FAIRCTL_HAVE_LIVE
     /* these talk to the running fairshared over its control socket */
     {"status", fairctl_status_main, "[--json] [--socket PATH]",

@@ -16,4 +16,7 @@ enum {
  */
 typedef int (*fairctl_main_fn)(int argc, char **argv);
 
+/* `fairctl calibrate` (fairctl_calibrate.c). */
+int fairctl_calibrate_main(int argc, char **argv);
+
 #endif /* FAIRSHARE_FAIRCTL_H */

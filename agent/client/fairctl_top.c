@@ -87,7 +87,8 @@ static void usage(FILE *out)
 	    "cores, memory in bytes (K/M/G binary), io and net in B/s (k/M/G decimal)).\n");
 }
 
-/* Sum over the resources of one kind family ("io" = read+write bytes/s). */
+/* Sum over the resources of one kind family ("io" = read+write bytes/s, of
+ * split or shared disks). */
 static double family(const struct fcj_status *s, const double *v, const char *fam)
 {
 	double sum = 0;
@@ -95,7 +96,8 @@ static double family(const struct fcj_status *s, const double *v, const char *fa
 
 	for (size_t r = 0; r < s->n_res; r++) {
 		const char *k = s->res[r].kind;
-		bool match = !strcmp(fam, "io") ? !strcmp(k, "io-rbps") || !strcmp(k, "io-wbps")
+		bool match = !strcmp(fam, "io") ? !strcmp(k, "io-rbps") || !strcmp(k, "io-wbps") ||
+						      !strcmp(k, "io-bps")
 						: !strcmp(k, fam);
 
 		if (match && !isnan(v[r])) {

@@ -26,12 +26,19 @@ static double nan0(double v)
 	return isnan(v) ? 0 : v;
 }
 
+/* The disk sample of io resource r, NULL when r is no io resource. */
+static const struct fs_io_sample *io_of(const struct fs_resources *res,
+					const struct fs_tenant_sample *s, size_t r)
+{
+	int k = res->disk[r];
+
+	return fs_res_is_io(res->kind[r]) && k >= 0 && k < FS_MAX_DISKS ? &s->io[k] : NULL;
+}
+
 double fsd_usage(const struct fs_resources *res, const struct fs_tenant_sample *s, size_t r)
 {
-	const struct fs_io_sample *io = NULL;
+	const struct fs_io_sample *io = io_of(res, s, r);
 
-	if (res->disk[r] >= 0 && res->disk[r] < FS_MAX_DISKS)
-		io = &s->io[res->disk[r]];
 	switch (res->kind[r]) {
 	case FS_RES_CPU:
 		return nan0(s->cpu_cores);
@@ -45,10 +52,23 @@ double fsd_usage(const struct fs_resources *res, const struct fs_tenant_sample *
 		return io ? nan0(io->riops) : 0;
 	case FS_RES_IO_WIOPS:
 		return io ? nan0(io->wiops) : 0;
+	case FS_RES_IO_BPS:
+		return io ? nan0(io->rbps) + nan0(io->wbps) : 0;
+	case FS_RES_IO_IOPS:
+		return io ? nan0(io->riops) + nan0(io->wiops) : 0;
 	case FS_RES_NET:
 		return nan0(s->net_rx_bps) + nan0(s->net_tx_bps);
 	}
 	return 0;
+}
+
+double fsd_io_read(const struct fs_resources *res, const struct fs_tenant_sample *s, size_t r)
+{
+	const struct fs_io_sample *io = io_of(res, s, r);
+
+	if (!io || !fs_res_io_shared(res->kind[r]))
+		return NAN;
+	return res->kind[r] == FS_RES_IO_BPS ? io->rbps : io->riops;
 }
 
 void fsd_io_load(const struct fs_resources *res, const struct ct_config *ccfg,
@@ -102,8 +122,9 @@ void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sampl
 	es->cpu_wait = s->cpu_runq_wait_preempted;
 }
 
-void fsd_limits(const struct fs_resources *res, const struct plan_tenant *t, struct fs_limits *l)
+void fsd_limits(const struct plan_config *pc, const struct plan_tenant *t, struct fs_limits *l)
 {
+	const struct fs_resources *res = &pc->res;
 	size_t n_disks = fs_resources_disks(res);
 
 	memset(l, 0, sizeof(*l));
@@ -125,30 +146,9 @@ void fsd_limits(const struct fs_resources *res, const struct plan_tenant *t, str
 		return;
 	l->set |= FS_LIM_IO_MAX;
 	l->n_io = n_disks;
-	for (size_t k = 0; k < n_disks; k++)
-		l->io[k] = (struct fs_io_limit){
-		    {0, 0}, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX};
-	for (size_t r = 0; r < res->n; r++) {
-		int k = res->disk[r];
+	for (size_t k = 0; k < n_disks && k < FS_MAX_DISKS; k++) {
+		unsigned keys;
 
-		if (k < 0 || (size_t)k >= n_disks)
-			continue;
-		l->io[k].dev = res->dev[r];
-		switch (res->kind[r]) {
-		case FS_RES_IO_RBPS:
-			l->io[k].rbps = t->io[r];
-			break;
-		case FS_RES_IO_WBPS:
-			l->io[k].wbps = t->io[r];
-			break;
-		case FS_RES_IO_RIOPS:
-			l->io[k].riops = t->io[r];
-			break;
-		case FS_RES_IO_WIOPS:
-			l->io[k].wiops = t->io[r];
-			break;
-		default:
-			break;
-		}
+		plan_io_max(pc, t, (int)k, &l->io[k], &keys);
 	}
 }

@@ -43,8 +43,14 @@ void fsd_est_config(const struct fs_conf *c, struct est_config *ec);
  */
 void fsd_plan_config(const struct fs_conf *c, const bool *io_weight_works, struct plan_config *pc);
 
-/* What sample s says was used of resource r, in its unit (0 when unknown). */
+/* What sample s says was used of resource r, in its unit (0 when unknown);
+ * of a shared io budget, reads and writes together. */
 double fsd_usage(const struct fs_resources *res, const struct fs_tenant_sample *s, size_t r);
+
+/* The read part of fsd_usage for a shared io budget (plan_tenant_in
+ * io_read: the mix its limit is split by); NaN for other resources or when
+ * unknown. */
+double fsd_io_read(const struct fs_resources *res, const struct fs_tenant_sample *s, size_t r);
 
 /*
  * The disk contention estimate's input from this period's samples (in must
@@ -70,7 +76,8 @@ void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sampl
 		    struct est_sample *es);
 
 /* The writer's values for one planned tenant: every file the planner sets,
- * one io.max line per disk of res, memory.low when res has memory. */
-void fsd_limits(const struct fs_resources *res, const struct plan_tenant *t, struct fs_limits *l);
+ * one io.max line per disk of pc->res (plan_io_max), memory.low when it has
+ * memory. */
+void fsd_limits(const struct plan_config *pc, const struct plan_tenant *t, struct fs_limits *l);
 
 #endif /* FAIRSHARE_AGENT_ADAPT_H */

@@ -438,6 +438,8 @@ static void estimate_all(struct fsd_daemon *d)
 			est_update(&d->pcfg_now.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
 				   &d->ta.est[i], &es, &d->ta.est[i]);
 			memcpy(p->usage, es.usage, sizeof(p->usage));
+			for (size_t r = 0; r < d->pcfg_now.res.n; r++)
+				p->io_read[r] = fsd_io_read(&d->pcfg_now.res, s, r);
 			p->mem_reclaimable = isnan(s->mem_inactive_file) ? 0 : s->mem_inactive_file;
 		}
 		memcpy(p->demand, d->ta.est[i].demand, sizeof(p->demand));
@@ -456,7 +458,7 @@ static void apply(struct fsd_daemon *d, const struct plan *pl, uint64_t now_us)
 		if (d->ta.samples[i].reset || !d->ta.samples[i].present)
 			fs_writer_recheck(d->writer, i);
 		if (!d->ta.wskip[i])
-			fsd_limits(&d->pcfg.res, &pl->t[i], &d->ta.wlim[i]);
+			fsd_limits(&d->pcfg, &pl->t[i], &d->ta.wlim[i]);
 	}
 	fs_writer_apply_all(d->writer, pl->n_tenants, d->ta.wlim, d->ta.wskip, now_us, d->ta.wres);
 	for (size_t i = 0; i < pl->n_tenants; i++) {
@@ -725,7 +727,7 @@ void fsd_daemon_print_files(const struct fsd_daemon *d, FILE *out)
 		}
 		fd = cg.root_fd >= 0 ? fs_cgfs_open_cgroup(&cg, rel) : -ENOENT;
 		fprintf(out, "%s (%s):\n", t->name, rel);
-		fsd_limits(&d->pcfg.res, t, &lim);
+		fsd_limits(&d->pcfg, t, &lim);
 		for (int f = 0; f < FS_CGF__COUNT; f++) {
 			if (!(lim.set & fs_cgfiles[f].bit))
 				continue;

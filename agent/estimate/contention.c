@@ -46,15 +46,17 @@ void ct_update(const struct fs_resources *res, const struct ct_config *cfg,
 		double declared = res->capacity[r], total = fmax(0.0, in->total[r]);
 		double cap = prev->capacity[r] > 0 ? prev->capacity[r] : declared;
 		int k = res->disk[r];
-		bool backlog, was = prev->contended[r];
+		bool backlog, pair, was = prev->contended[r];
 
 		out.capacity[r] = declared;
-		if (!fs_res_is_io(res->kind[r]) || in->users[r] < 2)
+		if (!fs_res_is_io(res->kind[r]) || (in->users[r] < 2 && !was))
 			continue;
-		/* NaN (unknown queue) compares false. */
-		backlog = k >= 0 && k < FS_MAX_DISKS && in->queue[k] >= cfg->queue_min;
-		out.loaded[r] = backlog || total >= cfg->busy * declared;
-		if (out.loaded[r] || in->binding[r])
+		/* NaN (unknown queue) compares false. With fewer than two users
+		 * nothing here is contention: the period is calm (contention.h). */
+		pair = in->users[r] >= 2;
+		backlog = pair && k >= 0 && k < FS_MAX_DISKS && in->queue[k] >= cfg->queue_min;
+		out.loaded[r] = backlog || (pair && total >= cfg->busy * declared);
+		if (out.loaded[r] || (pair && in->binding[r]))
 			out.calm[r] = 0;
 		else
 			out.calm[r] = prev->calm[r] + 1;

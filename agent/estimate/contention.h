@@ -14,8 +14,15 @@
  *
  * Rules, per io resource r (rbps, wbps, riops or wiops of one disk):
  *  - Users: tenants whose use of r is at least user_share of its declared
- *    capacity. With fewer than two there is nobody to be fair to:
- *    not contended, capacity = declared.
+ *    capacity. With fewer than two there is nobody to be fair to: a disk
+ *    that is not contended stays so, capacity = declared. A contended one
+ *    counts the period as calm (below): a busy host stalls the VM, and with
+ *    it every tenant's IO, for a period now and then (e2e-disk c: the
+ *    reader and the writer moved 512 KiB together in one period), and
+ *    ending contention there lifted the limits for the deep reader to take
+ *    the disk a period later, and re-imposed them: a lift cycle. A tenant
+ *    that has really left is granted its whole demand by the planner, and
+ *    its io.max lifted, meanwhile.
  *  - Loaded: the disk's mean queue (requests in flight, from its own
  *    counters; NaN = unknown) is at least queue_min: requests wait at the
  *    device, which is then serving as fast as it can; or the users together

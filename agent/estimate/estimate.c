@@ -106,6 +106,8 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 		case FS_RES_IO_WBPS:
 		case FS_RES_IO_RIOPS:
 		case FS_RES_IO_WIOPS:
+		case FS_RES_IO_BPS:
+		case FS_RES_IO_IOPS:
 			if (est_at_io_limit(cfg, s->usage[r], s->limit[r])) {
 				held[r] = true;
 				reasons |= EST_IO_LIMIT;

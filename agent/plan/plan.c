@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io_split.h"
+
 const char *plan_mode_name(enum plan_mode m)
 {
 	switch (m) {
@@ -36,6 +38,7 @@ void plan_config_default(struct plan_config *cfg)
 	cfg->gap_gain = 9;
 	cfg->io_min_bps = 1 << 20;
 	cfg->io_min_iops = 10;
+	cfg->io_split_floor = PLAN_IO_SPLIT_FLOOR;
 	cfg->busy = FS_RES_BUSY_SHARE;
 	cfg->deadband = 0.03;
 	cfg->mem_busy = 0.3;
@@ -58,7 +61,7 @@ void plan_tenant_in_init(struct plan_tenant_in *t, const char *name)
 	t->weight = 1;
 	t->present = true;
 	for (size_t r = 0; r < FS_MAX_RES; r++)
-		t->min[r] = t->max[r] = NAN;
+		t->min[r] = t->max[r] = t->io_read[r] = NAN;
 }
 
 void plan_problem_free(struct plan_problem *pp)
@@ -227,6 +230,32 @@ static uint64_t cpu_period_for(const struct plan_config *cfg, double lim)
 	return period;
 }
 
+/* An io.max value for limit lim: at least floor, the previous value (old,
+ * NULL = none) within the dead band. */
+static uint64_t io_value(const struct plan_config *cfg, double lim, uint64_t floor,
+			 const uint64_t *old)
+{
+	uint64_t v = to_u64(lim);
+
+	if (v < floor)
+		v = floor;
+	return old ? sticky(cfg, v, *old) : v;
+}
+
+/* A shared budget's limit t->io[r] as its read and write keys (io_split.h). */
+static void split_io(const struct plan_config *cfg, const struct plan_tenant_in *in, size_t r,
+		     uint64_t floor, const struct plan_tenant *prev, struct plan_tenant *t)
+{
+	double lim = t->io[r] == FS_VALUE_MAX ? INFINITY : (double)t->io[r], part[2];
+
+	t->io_read_share[r] =
+	    plan_io_read_share(in->io_read[r], in->usage[r], prev ? prev->io_read_share[r] : NAN);
+	plan_io_split(lim, t->io_read_share[r], cfg->io_split_floor, part);
+	for (int k = 0; k < 2; k++)
+		t->io_split[r][k] =
+		    io_value(cfg, part[k], floor, prev ? &prev->io_split[r][k] : NULL);
+}
+
 /* cpu.max and io.max from the limits; weights mode keeps only the caps where
  * the weight knob works (plan.h). prev: this tenant in the previous plan when
  * that was in the same mode. */
@@ -255,14 +284,11 @@ static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_i
 				t->cpu_quota_usec =
 				    sticky(cfg, t->cpu_quota_usec, prev->cpu_quota_usec);
 		} else if (fs_res_is_io(k)) {
-			uint64_t floor = k == FS_RES_IO_RBPS || k == FS_RES_IO_WBPS
-					     ? cfg->io_min_bps
-					     : cfg->io_min_iops;
-			t->io[r] = to_u64(lim);
-			if (t->io[r] < floor)
-				t->io[r] = floor;
-			if (prev)
-				t->io[r] = sticky(cfg, t->io[r], prev->io[r]);
+			uint64_t floor = fs_res_counts_ops(k) ? cfg->io_min_iops : cfg->io_min_bps;
+
+			t->io[r] = io_value(cfg, lim, floor, prev ? &prev->io[r] : NULL);
+			if (fs_res_io_shared(k))
+				split_io(cfg, in, r, floor, prev, t);
 		}
 	}
 }
@@ -683,8 +709,10 @@ int plan_recompute(const struct plan_config *cfg, const struct plan_host *host, 
 		snprintf(t->name, sizeof(t->name), "%s", in[i].name ? in[i].name : "");
 		t->bottleneck = FS_NO_RESOURCE;
 		t->gap_resource = FS_NO_RESOURCE;
-		for (size_t r = 0; r < FS_MAX_RES; r++)
-			t->io[r] = FS_VALUE_MAX;
+		for (size_t r = 0; r < FS_MAX_RES; r++) {
+			t->io[r] = t->io_split[r][0] = t->io_split[r][1] = FS_VALUE_MAX;
+			t->io_read_share[r] = NAN;
+		}
 	}
 	for (size_t j = 0; j < pp.p.n_tenants; j++) {
 		struct plan_tenant *t = &out->t[pp.index[j]];
@@ -748,25 +776,40 @@ void plan_fmt_cpu_max(const struct plan_tenant *t, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
+bool plan_io_max(const struct plan_config *cfg, const struct plan_tenant *t, int disk,
+		 struct fs_io_limit *io, unsigned *keys)
+{
+	uint64_t *v[FS_IO__COUNT] = {&io->rbps, &io->wbps, &io->riops, &io->wiops};
+
+	*io = (struct fs_io_limit){{0, 0}, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX};
+	*keys = 0;
+	for (size_t r = 0; r < cfg->res.n; r++) {
+		enum fs_res_kind kind = cfg->res.kind[r];
+		unsigned set = fs_res_io_keys(kind);
+		int part = 0;
+
+		if (!set || cfg->res.disk[r] != disk)
+			continue;
+		io->dev = cfg->res.dev[r];
+		*keys |= set;
+		/* a direction sets its key; a shared budget its two parts, in
+		 * key order (read, write) */
+		for (int k = 0; k < FS_IO__COUNT; k++)
+			if (set & 1u << k)
+				*v[k] = fs_res_io_shared(kind) ? t->io_split[r][part++] : t->io[r];
+	}
+	return *keys != 0;
+}
+
 bool plan_fmt_io_max(const struct plan_config *cfg, const struct plan_tenant *t, int disk,
 		     char *buf, size_t len)
 {
-	struct fs_io_limit io = {{0, 0}, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX, FS_VALUE_MAX};
-	uint64_t *v[FS_IO__COUNT] = {&io.rbps, &io.wbps, &io.riops, &io.wiops};
-	unsigned keys = 0;
+	struct fs_io_limit io;
+	unsigned keys;
 
-	for (size_t r = 0; r < cfg->res.n; r++) {
-		int k = fs_res_io_index(cfg->res.kind[r]);
-
-		if (k < 0 || cfg->res.disk[r] != disk)
-			continue;
-		io.dev = cfg->res.dev[r];
-		*v[k] = t->io[r];
-		keys |= 1u << k;
-	}
 	if (len)
 		buf[0] = '\0';
-	if (!keys)
+	if (!plan_io_max(cfg, t, disk, &io, &keys))
 		return false;
 	fs_fmt_io_max(&io, keys, buf, len);
 	return true;

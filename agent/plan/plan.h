@@ -136,7 +136,10 @@
  *    >= the host's capacity;
  *  - memory.high, memory.max, memory.low: see Memory above;
  *  - io.max: one line per disk, rbps/wbps/riops/wiops = the limit of that io
- *    resource (at least io_min_bps / io_min_iops) or "max". The bps floor is
+ *    resource (at least io_min_bps / io_min_iops) or "max". A shared budget
+ *    (bps, iops: reads and writes together) sets two keys: its limit split
+ *    by the tenant's read/write mix with io_split_floor of headroom for the
+ *    minor direction (agent/plan/io_split.h), each part at least the floor. The bps floor is
  *    1 MiB/s by default: blk-throttle dispatches whole bios, so under a limit
  *    below the size of one bio per second (1 MiB with fio's default-ish
  *    bs=1M, a device's max_sectors_kb) a tenant's next IO waits many periods
@@ -204,6 +207,8 @@ struct plan_config {
 	double gap_gain;	     /* >= 0: weight boost per unit of minimal gap */
 	uint64_t io_min_bps;	     /* floor of io.max rbps/wbps */
 	uint64_t io_min_iops;	     /* floor of io.max riops/wiops */
+	double io_split_floor;	     /* [0, 1]: shared budgets: the least part of a
+					tenant's limit each direction gets (io_split.h) */
 	double busy;	 /* (0, 1]: measured use / capacity that counts as a bottleneck */
 	double deadband; /* [0, 1): relative change of a limit that is not written */
 	bool io_weight_works[FS_MAX_DISKS]; /* per disk index: io.weight is honoured */
@@ -214,6 +219,7 @@ struct plan_config {
 
 /* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB (at least 4 MiB), step 25 %,
  * saturated 0.99, base weight 100, gain 9, io floors 1 MiB/s and 10 ops/s,
+ * io split floor PLAN_IO_SPLIT_FLOOR,
  * busy FS_RES_BUSY_SHARE (0.85), deadband 0.03; memory: busy 0.3, short 0.05,
  * PSI full 10 %, grow 0.5, high step 0.1, short hold 5. res is emptied, rule psdsf,
  * enforce auto. */
@@ -221,14 +227,16 @@ void plan_config_default(struct plan_config *cfg);
 
 struct plan_tenant_in {
 	const char *name;
-	double weight;		   /* > 0 */
-	bool present;		   /* the cgroup exists (sampled this period) */
-	double demand[FS_MAX_RES]; /* estimate, > 0 somewhere */
-	double usage[FS_MAX_RES];  /* this period's use */
-	double min[FS_MAX_RES];	   /* configured floor of the limit, NaN = none */
-	double max[FS_MAX_RES];	   /* configured cap of the limit, NaN = none */
-	double mem_reclaimable;	   /* bytes of its memory usage the kernel drops
-				      first (inactive file cache); 0 = unknown */
+	double weight;		    /* > 0 */
+	bool present;		    /* the cgroup exists (sampled this period) */
+	double demand[FS_MAX_RES];  /* estimate, > 0 somewhere */
+	double usage[FS_MAX_RES];   /* this period's use */
+	double min[FS_MAX_RES];	    /* configured floor of the limit, NaN = none */
+	double max[FS_MAX_RES];	    /* configured cap of the limit, NaN = none */
+	double mem_reclaimable;	    /* bytes of its memory usage the kernel drops
+				       first (inactive file cache); 0 = unknown */
+	double io_read[FS_MAX_RES]; /* shared io budgets: the part of usage[r] that
+				       was read (the rest written); NaN = unknown */
 };
 
 /* The host's memory this period (agent/sample/host_mem.h); NaN = unknown. */
@@ -240,7 +248,7 @@ struct plan_host {
 /* Everything unknown. */
 void plan_host_unknown(struct plan_host *h);
 
-/* Zero usage, NaN min/max, weight 1, present. */
+/* Zero usage, NaN min/max and io_read, weight 1, present. */
 void plan_tenant_in_init(struct plan_tenant_in *t, const char *name);
 
 struct plan_tenant {
@@ -250,7 +258,12 @@ struct plan_tenant {
 	uint64_t cpu_quota_usec, cpu_period_usec;
 	uint64_t cpu_weight, io_weight;
 	uint64_t mem_high, mem_max, mem_low;
-	uint64_t io[FS_MAX_RES]; /* io resources: rbps/wbps/riops/wiops value */
+	uint64_t io[FS_MAX_RES];	  /* io resources: rbps/wbps/riops/wiops value; a
+					     shared budget's limit (bps, iops) */
+	uint64_t io_split[FS_MAX_RES][2]; /* shared budgets: io[r] as the read
+					     and the write key's value */
+	double io_read_share[FS_MAX_RES]; /* shared budgets: the read share the
+					     split used (io_split.h) */
 	/* diagnostics */
 	bool in_problem;	  /* present and solved */
 	double entitlement;	  /* weight / the weights of the tenants in the problem
@@ -335,6 +348,14 @@ void plan_problem_free(struct plan_problem *pp);
 
 /* File values as the kernel reads them (model/cgfile.h formats them). */
 void plan_fmt_cpu_max(const struct plan_tenant *t, char *buf, size_t len);
+/*
+ * The io.max values of disk index `disk` (io->dev set, keys absent from the
+ * config "max") and in *keys the io.max keys the config's io resources set
+ * there (bits 1u << FS_IO_*). Returns false when the config has no io
+ * resource on that disk.
+ */
+bool plan_io_max(const struct plan_config *cfg, const struct plan_tenant *t, int disk,
+		 struct fs_io_limit *io, unsigned *keys);
 /*
  * The io.max line of disk index `disk` ("254:0 rbps=1048576 wbps=max"), with
  * the keys of the io resources configured on that disk. Returns false when

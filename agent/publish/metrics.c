@@ -94,17 +94,12 @@ static void daemon_metrics(FILE *f, const struct fsd_published *p)
 /* Capacity in the resource's base unit, one metric per unit family. */
 static const char *capacity_metric(enum fs_res_kind k)
 {
-	switch (k) {
-	case FS_RES_CPU:
+	if (k == FS_RES_CPU)
 		return "fairshare_resource_capacity_cores";
-	case FS_RES_MEMORY:
+	if (k == FS_RES_MEMORY)
 		return "fairshare_resource_capacity_bytes";
-	case FS_RES_IO_RIOPS:
-	case FS_RES_IO_WIOPS:
-		return "fairshare_resource_capacity_operations_per_second";
-	default:
-		return "fairshare_resource_capacity_bytes_per_second";
-	}
+	return fs_res_counts_ops(k) ? "fairshare_resource_capacity_operations_per_second"
+				    : "fairshare_resource_capacity_bytes_per_second";
 }
 
 static void resource_metrics(FILE *f, const struct fsd_published *p)

@@ -178,6 +178,111 @@ static void test_io_load(void **state)
 	free(c);
 }
 
+/* A disk declared with one budget for reads and writes (io.d = DEV 100M
+ * 5Kiops): a reader and a writer are two users of the one resource, so a
+ * deep queue makes it contended (as rbps and wbps they were one user each,
+ * and never contended); a tenant's use is its reads and writes together;
+ * io.max gets the split of its limit. */
+static void test_shared_disk(void **state)
+{
+	struct fs_conf *c = calloc(1, sizeof(*c));
+	struct fs_conf_tenant tenants[2] = {{.name = "reader"}, {.name = "writer"}};
+	struct fs_tenant_sample s[2];
+	struct plan_tenant pt[2];
+	struct plan prev = {.n_tenants = 2, .t = pt};
+	struct plan_config pc;
+	struct ct_config cc;
+	struct ct_state cs;
+	struct est_config ec;
+	struct ct_input in;
+	struct fs_limits l;
+	enum { BPS = 1, IOPS = 2 };
+
+	(void)state;
+	assert_non_null(c);
+	fs_resources_add(&c->res, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0});
+	assert_int_equal(fs_resources_add(&c->res, FS_RES_IO_BPS, "io.d.bps", 100 * MiB, 0,
+					  (struct fs_devnum){8, 0}),
+			 BPS);
+	assert_int_equal(fs_resources_add(&c->res, FS_RES_IO_IOPS, "io.d.iops", 5000, 0,
+					  (struct fs_devnum){8, 0}),
+			 IOPS);
+	c->n_disks = 1;
+	ct_config_default(&cc);
+	ct_state_init(&cs);
+	est_config_default(&ec);
+	memset(pt, 0, sizeof(pt));
+	for (size_t i = 0; i < 2; i++) {
+		fs_tenant_sample_unknown(&s[i]);
+		s[i].present = true;
+		s[i].io[0].rbps = i ? 0 : 30 * MiB;
+		s[i].io[0].wbps = i ? 12 * MiB : 1 * MiB;
+		s[i].io[0].riops = i ? 0 : 300;
+		s[i].io[0].wiops = i ? 100 : 10;
+		snprintf(pt[i].name, sizeof(pt[i].name), "%s", tenants[i].name);
+		pt[i].write = true;
+		for (size_t r = 0; r < FS_MAX_RES; r++)
+			pt[i].io[r] = FS_VALUE_MAX;
+	}
+	assert_float_equal(fsd_usage(&c->res, &s[0], BPS), 31 * MiB, 0);
+	assert_float_equal(fsd_io_read(&c->res, &s[0], BPS), 30 * MiB, 0);
+	assert_float_equal(fsd_usage(&c->res, &s[0], IOPS), 310, 0);
+	assert_float_equal(fsd_io_read(&c->res, &s[0], IOPS), 300, 0);
+	assert_true(isnan(fsd_io_read(&c->res, &s[0], 0)));
+
+	pt[1].io[BPS] = 12 * MiB; /* the writer is at its limit of ours */
+	ct_input_init(&in);
+	in.queue[0] = 8;
+	fsd_io_load(&c->res, &cc, &ec, 2, tenants, s, &prev, true, &in);
+	assert_float_equal(in.total[BPS], 43 * MiB, 1);
+	assert_int_equal(in.users[BPS], 2);
+	assert_true(in.binding[BPS]);
+	ct_update(&c->res, &cc, &in, &cs, &cs);
+	assert_true(cs.contended[BPS]);
+	assert_true(cs.contended[IOPS]);
+	/* our limits hold the use down, the queue is gone: still contended */
+	in.queue[0] = 0.5;
+	for (unsigned p = 0; p < 2 * cc.hold; p++)
+		ct_update(&c->res, &cc, &in, &cs, &cs);
+	assert_true(cs.contended[BPS]);
+	assert_false(cs.contended[IOPS]); /* no limit of ours there */
+
+	/* random tenants: the shared budget's load is the reads and writes of
+	 * every tenant, its users those whose reads and writes together reach
+	 * user_share of it (a reader and a writer both count) */
+	srand(14);
+	for (int k = 0; k < 2000; k++) {
+		double total = 0;
+		unsigned users = 0;
+
+		for (size_t i = 0; i < 2; i++) {
+			s[i].io[0].rbps = rand() % 3 ? (double)(rand() % 4000) * 1e4 : 0;
+			s[i].io[0].wbps = rand() % 3 ? (double)(rand() % 4000) * 1e4 : 0;
+			total += s[i].io[0].rbps + s[i].io[0].wbps;
+			users += s[i].io[0].rbps + s[i].io[0].wbps >= cc.user_share * 100 * MiB;
+		}
+		ct_input_init(&in);
+		fsd_io_load(&c->res, &cc, &ec, 2, tenants, s, &prev, false, &in);
+		assert_float_equal(in.total[BPS], total, 1e-6 * total + 1);
+		assert_int_equal(in.users[BPS], users);
+		assert_false(in.binding[BPS]); /* nothing of ours in force */
+	}
+
+	fsd_plan_config(c, NULL, &pc);
+	pt[0].io_split[BPS][0] = 40 * MiB;
+	pt[0].io_split[BPS][1] = 4 * MiB;
+	pt[0].io_split[IOPS][0] = FS_VALUE_MAX;
+	pt[0].io_split[IOPS][1] = 100;
+	fsd_limits(&pc, &pt[0], &l);
+	assert_int_equal(l.n_io, 1);
+	assert_int_equal(l.io[0].dev.major, 8);
+	assert_int_equal(l.io[0].rbps, 40 * MiB);
+	assert_int_equal(l.io[0].wbps, 4 * MiB);
+	assert_true(l.io[0].riops == FS_VALUE_MAX);
+	assert_int_equal(l.io[0].wiops, 100);
+	free(c);
+}
+
 static void test_est_sample(void **state)
 {
 	struct fs_conf *c = conf(1000000);
@@ -222,6 +327,7 @@ static void test_est_sample(void **state)
 static void test_limits_one_io_line_per_disk(void **state)
 {
 	struct fs_conf *c = conf(1000000);
+	struct plan_config pc;
 	struct plan_tenant t;
 	struct fs_limits l;
 
@@ -238,17 +344,19 @@ static void test_limits_one_io_line_per_disk(void **state)
 	t.mem_low = 1 << 29;
 	t.io[3] = 5 << 20; /* disk 0 writes */
 	t.io[4] = 1 << 20; /* disk 1 reads */
-	fsd_limits(&c->res, &t, &l);
+	fsd_plan_config(c, NULL, &pc);
+	fsd_limits(&pc, &t, &l);
 	assert_int_equal(l.set, FS_LIM_CPU_MAX | FS_LIM_CPU_WEIGHT | FS_LIM_MEM_HIGH |
 				    FS_LIM_MEM_MAX | FS_LIM_MEM_LOW | FS_LIM_IO_WEIGHT |
 				    FS_LIM_IO_MAX);
 	assert_int_equal(l.mem_low, 1 << 29);
 	{
 		/* no memory resource: memory.low is left alone */
-		struct fs_resources cpu_only = {0};
+		struct plan_config cpu_only;
 		struct fs_limits l2;
 
-		fs_resources_add(&cpu_only, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0});
+		plan_config_default(&cpu_only);
+		fs_resources_add(&cpu_only.res, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0});
 		fsd_limits(&cpu_only, &t, &l2);
 		assert_int_equal(l2.set & FS_LIM_MEM_LOW, 0);
 	}
@@ -276,6 +384,7 @@ int main(void)
 	    cmocka_unit_test(test_settings_are_per_period),
 	    cmocka_unit_test(test_usage_by_kind),
 	    cmocka_unit_test(test_io_load),
+	    cmocka_unit_test(test_shared_disk),
 	    cmocka_unit_test(test_est_sample),
 	    cmocka_unit_test(test_limits_one_io_line_per_disk),
 	};

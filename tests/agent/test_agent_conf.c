@@ -374,8 +374,21 @@ static void test_errors_resources(void **state)
 		     "bad net '10G' (a rate with bit or B, e.g. 10Gbit, 1.25GB)");
 	expect_error(f, ROOT "[resources]\nnet = 100Mbps\n" TENANT, 4,
 		     "bad net '100Mbps' (a rate with bit or B, e.g. 10Gbit, 1.25GB)");
-	expect_error(f, ROOT "[resources]\nio.d = 254:0 100M\n" TENANT, 4,
-		     "io.d: expected DEVICE RBPS WBPS [RIOPS WIOPS]");
+#define DISK_FORMS                                                                                 \
+	"io.d: expected DEVICE BPS [IOPSiops] (one budget for reads and writes) or DEVICE RBPS "   \
+	"WBPS [RIOPS WIOPS]"
+	expect_error(f, ROOT "[resources]\nio.d = 254:0 100M 1M 5\n" TENANT, 4, DISK_FORMS);
+	expect_error(f, ROOT "[resources]\nio.d = 254:0\n" TENANT, 4, DISK_FORMS);
+	expect_error(f, ROOT "[resources]\nio.d = 254:0 100Q\n" TENANT, 4,
+		     "io.d: bad total rate '100Q' (e.g. 200M, 1.5Gi)");
+	expect_error(f, ROOT "[resources]\nio.d = 254:0 100M 0iops\n" TENANT, 4,
+		     "io.d: bad IOPS '0iops' (e.g. 8000iops, 8Kiops)");
+	/* a third field that is no IOPS budget ("iops" alone, a bad number) is
+	 * read as the split form's write rate, and refused as one */
+	expect_error(f, ROOT "[resources]\nio.d = 254:0 100M iops\n" TENANT, 4,
+		     "io.d: bad write rate 'iops' (e.g. 200M, 1.5Gi)");
+	expect_error(f, ROOT "[resources]\nio.d = 254:0 100M 1.5.0iops\n" TENANT, 4,
+		     "io.d: bad write rate '1.5.0iops' (e.g. 200M, 1.5Gi)");
 	expect_error(f, ROOT "[resources]\nio.d = 254:0 100Q 1M\n" TENANT, 4,
 		     "io.d: bad read rate '100Q' (e.g. 200M, 1.5Gi)");
 	expect_error(f, ROOT "[resources]\nio.d = 254:0 1M 1M 1Ki 5\n" TENANT, 4,
@@ -448,6 +461,56 @@ static void test_errors_tenants(void **state)
 		     RES "[tenant.a]\ncgroup = a\nmin = cpu 50%\n"
 			 "[tenant.b]\ncgroup = b\nmin = cpu 60%\n",
 		     12, "min: the tenants' minimums of cpu add up to more than its capacity (4)");
+}
+
+/* One budget for reads and writes: io.NAME = DEVICE BPS [IOPSiops] makes
+ * the disk one resource (two with IOPS), and a vector gives it BPS[/IOPS]. */
+static void test_shared_disk(void **state)
+{
+	struct fx *f = *state;
+	struct fs_conf *c = load_ok(f, ROOT "[resources]\ncpu = 4\nmemory = 8G\n"
+					    "io.d = 254:1 100M\n"
+					    "io.e = 254:16 1G 20Kiops\n"
+					    "[tenant.a]\ncgroup = a\n"
+					    "demand = io.d 40M, io.e 50%/5K\n"
+					    "max = io.e -/2K\n");
+	const struct fs_conf_tenant *t = &c->tenants[0];
+
+	assert_int_equal(c->n_disks, 2);
+	assert_true(c->disks[0].shared && c->disks[1].shared);
+	assert_true(c->disks[0].bps == 100e6 && c->disks[0].iops == 0);
+	assert_true(c->disks[1].bps == 1e9 && c->disks[1].iops == 20000);
+	assert_true(c->disks[0].rbps == 0 && c->disks[0].wbps == 0);
+	/* cpu, memory, d.bps, e.bps, e.iops */
+	assert_int_equal(c->res.n, 5);
+	assert_string_equal(c->res.name[2], "io.d.bps");
+	assert_int_equal(c->res.kind[2], FS_RES_IO_BPS);
+	assert_int_equal(c->res.dev[2].minor, 0); /* the partition's disk */
+	assert_string_equal(c->res.name[4], "io.e.iops");
+	assert_int_equal(c->res.kind[4], FS_RES_IO_IOPS);
+	assert_true(c->res.capacity[4] == 20000);
+	assert_int_equal(c->res.disk[4], 1);
+	assert_int_equal(c->disks[1].res[FS_RES_IO_IOPS - FS_RES_IO_RBPS], 4);
+	assert_int_equal(c->disks[0].res[FS_RES_IO_IOPS - FS_RES_IO_RBPS], -1);
+	assert_int_equal(c->disks[0].res[FS_IO_RBPS], -1);
+	assert_true(t->demand[2] == 40e6);
+	assert_true(t->demand[3] == 0.5e9);
+	assert_true(t->demand[4] == 5000);
+	assert_true(isnan(t->max[3]) && t->max[4] == 2000);
+	fs_conf_free(c);
+
+	expect_error(f,
+		     ROOT "[resources]\nio.d = 254:0 100M\n[tenant.a]\ncgroup = a\n"
+			  "demand = io.d 1M/2M/3\n",
+		     7, "demand: io.d wants BPS[/IOPS], got '1M/2M/3'");
+	expect_error(f,
+		     ROOT "[resources]\nio.d = 254:0 100M\n[tenant.a]\ncgroup = a\n"
+			  "demand = io.d 1M/3\n",
+		     7, "demand: io.d has no IOPS capacity in [resources]");
+	expect_error(f,
+		     ROOT "[resources]\nio.d = 254:0 100M 5Kiops\n[tenant.a]\ncgroup = a\n"
+			  "demand = io.d 1M/5x\n",
+		     7, "demand: bad amount '5x' for io.d");
 }
 
 /* Thousands of tenants (one per user or job): duplicates and nesting are
@@ -535,6 +598,7 @@ int main(void)
 	    T(test_full),
 	    T(test_defaults_and_auto),
 	    T(test_resolve_disk),
+	    T(test_shared_disk),
 	    cmocka_unit_test(test_cgroup_paths),
 	    T(test_many_tenants),
 	    T(test_errors_agent),

@@ -122,6 +122,42 @@ static void test_binding_holds_contention(void **state)
 	assert_float_equal(s.capacity[1], 100 * MB, 0);
 }
 
+/* A period in which fewer than two tenants use a contended disk (a busy
+ * host stalled the VM) is calm, not the end: the disk stays contended for
+ * `hold` periods, its capacity unchanged, and ends then if nothing else
+ * holds it. A disk that was not contended does not become so. */
+static void test_stall_is_calm(void **state)
+{
+	struct fs_resources res;
+	struct ct_config cfg;
+	struct ct_state s;
+	double cap;
+
+	(void)state;
+	fresh(&res, &cfg, &s);
+	step(&res, &cfg, &s, 8, 40 * MB, 2, false);
+	step(&res, &cfg, &s, 8, 40 * MB, 2, true);
+	assert_true(s.contended[1]);
+	cap = s.capacity[1];
+	step(&res, &cfg, &s, 30, 0.5 * MB, 1, true); /* one user, deep queue, binding */
+	assert_true(s.contended[1]);
+	assert_false(s.loaded[1]);
+	assert_int_equal(s.calm[1], 1);
+	assert_float_equal(s.capacity[1], cap, 1);
+	step(&res, &cfg, &s, 8, 40 * MB, 2, true); /* back: as before */
+	assert_true(s.contended[1]);
+	assert_int_equal(s.calm[1], 0);
+	for (unsigned i = 1; i < cfg.hold; i++) {
+		step(&res, &cfg, &s, 30, 90 * MB, 1, true);
+		assert_true(s.contended[1]);
+	}
+	step(&res, &cfg, &s, 30, 90 * MB, 1, true);
+	assert_false(s.contended[1]); /* the other has left */
+	assert_float_equal(s.capacity[1], 100 * MB, 0);
+	step(&res, &cfg, &s, 30, 90 * MB, 1, true);
+	assert_false(s.contended[1]);
+}
+
 /* While our limits bind, the capacity does not follow a total that falls
  * short of it (a latency-bound tenant would take everyone's limits down);
  * when all of it is used it grows, up to the declared capacity. */
@@ -220,6 +256,7 @@ int main(void)
 	    cmocka_unit_test(test_queue_means_contended),
 	    cmocka_unit_test(test_one_user_or_unknown_queue),
 	    cmocka_unit_test(test_binding_holds_contention),
+	    cmocka_unit_test(test_stall_is_calm),
 	    cmocka_unit_test(test_capacity_under_binding_limits),
 	    cmocka_unit_test(test_capacity_bounds_sweep),
 	    cmocka_unit_test(test_parse_diskstat),

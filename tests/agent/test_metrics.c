@@ -142,6 +142,31 @@ static void test_lines(void **state)
 	free(text);
 }
 
+/* A disk declared as one budget for reads and writes: its byte and op
+ * budgets are capacities in their own units, and a contended one is a
+ * bottleneck like any resource. */
+static void test_shared_disk(void **state)
+{
+	struct fixture *f = *state;
+	struct fsd_published *p = &f->p;
+	char *text;
+
+	assert_int_equal(fs_resources_add(&p->pcfg.res, FS_RES_IO_BPS, "io.d.bps", 1e8, 0,
+					  (struct fs_devnum){254, 0}),
+			 2);
+	assert_int_equal(fs_resources_add(&p->pcfg.res, FS_RES_IO_IOPS, "io.d.iops", 8000, 0,
+					  (struct fs_devnum){254, 0}),
+			 3);
+	p->busy[2] = p->pcfg.contended[2] = true; /* as the planner marks it */
+	assert_string_equal(fsd_resource_state(p, 2), "contended");
+	text = print(p);
+	has(text, "fairshare_resource_capacity_bytes_per_second{resource=\"io.d.bps\"} 100000000");
+	has(text, "fairshare_resource_capacity_operations_per_second{resource=\"io.d.iops\"} 8000");
+	has(text, "fairshare_resource_bottleneck{resource=\"io.d.bps\"} 1");
+	has(text, "fairshare_resource_bottleneck{resource=\"io.d.iops\"} 0");
+	free(text);
+}
+
 /* One vocabulary (published.h): the word each kind of bottleneck gets, and
  * the bottleneck gauge that follows it. */
 static void test_bottleneck_states(void **state)
@@ -211,6 +236,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_lines, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bottleneck_states, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_shared_disk, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_atomic, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_error_names_path, setup, teardown),
 	};

@@ -607,6 +607,63 @@ static void test_io_split_by_mix(void **unused)
 	plan_free(&pl);
 }
 
+/* A shared budget (io.disk0 = DEV 100M): one resource for reads and
+ * writes. A deep reader and a writer, equal weights, each wanting 80 MiB/s:
+ * the disk saturates (as two directions of 100 MiB/s each it never would),
+ * each is allotted half, and io.max splits that half by its own mix with
+ * the floor's headroom for the other direction. */
+static void test_io_shared_budget(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan pl, next;
+	char buf[PLAN_IO_LINE_MAX];
+	const double half = 50 * MiB;
+
+	(void)unused;
+	plan_config_default(&cfg);
+	fs_resources_add(&cfg.res, FS_RES_CPU, NULL, 4, -1, (struct fs_devnum){0, 0});
+	assert_int_equal(fs_resources_add(&cfg.res, FS_RES_IO_BPS, "io.disk0.bps", 100 * MiB, 0,
+					  (struct fs_devnum){254, 0}),
+			 1);
+	for (int i = 0; i < 2; i++) {
+		plan_tenant_in_init(&in[i], i ? "writer" : "reader");
+		in[i].demand[0] = in[i].usage[0] = 0.1;
+		in[i].demand[1] = in[i].usage[1] = 80 * MiB;
+		in[i].io_read[1] = i ? 0 : 80 * MiB;
+	}
+	compute(&cfg, 2, in, NULL, &pl);
+	assert_true(pl.saturated[1]);
+	assert_near(pl.t[0].x, 0.625);
+	assert_near((double)pl.t[0].io[1], half);
+	assert_near(pl.t[0].io_read_share[1], 1);
+	assert_near((double)pl.t[0].io_split[1][0], half);
+	assert_near((double)pl.t[0].io_split[1][1], 0.1 * half);
+	assert_true(plan_fmt_io_max(&cfg, &pl.t[1], 0, buf, sizeof(buf)));
+	assert_string_equal(buf, "254:0 rbps=5242880 wbps=52428800");
+
+	/* The reader starts writing a quarter of its use: the split follows */
+	in[0].io_read[1] = 0.75 * in[0].usage[1];
+	compute(&cfg, 2, in, &pl, &next);
+	assert_near((double)next.t[0].io_split[1][0], 0.75 * half);
+	assert_near((double)next.t[0].io_split[1][1], 0.25 * half);
+	plan_free(&next);
+
+	/* No use this period: the previous split stands */
+	in[0].usage[1] = 0;
+	in[0].io_read[1] = 0;
+	compute(&cfg, 2, in, &pl, &next);
+	assert_near(next.t[0].io_read_share[1], 1);
+	plan_free(&next);
+
+	/* A limit below the floor of io.max: each key at least the floor */
+	cfg.io_min_bps = 8 * MiB;
+	compute(&cfg, 2, in, NULL, &next);
+	assert_int_equal(next.t[1].io_split[1][0], cfg.io_min_bps);
+	plan_free(&next);
+	plan_free(&pl);
+}
+
 /* Two bottlenecks (cpu and memory at the NJC / weighted PF point: a is
  * cpu-heavy, b memory-heavy; the KKT multipliers of both are positive):
  * enforce=weights writes minimal-gap weights, lifts cpu.max/io.max, and the
@@ -981,6 +1038,7 @@ int main(void)
 	    cmocka_unit_test(test_memory_short_steps_down),
 	    cmocka_unit_test(test_memory_safety),
 	    cmocka_unit_test(test_io_split_by_mix),
+	    cmocka_unit_test(test_io_shared_budget),
 	    cmocka_unit_test(test_two_bottlenecks_weights),
 	    cmocka_unit_test(test_two_bottlenecks_keep_limits),
 	    cmocka_unit_test(test_deadband_and_io_floor),
