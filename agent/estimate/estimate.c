@@ -17,6 +17,7 @@ void est_config_default(struct est_config *cfg)
 	cfg->floor_share = 1e-3;
 	cfg->wait_min = 0.05;
 	cfg->follow_share = 0.8;
+	cfg->follow_grace = 2;
 	cfg->refault_share = 0.01;
 }
 
@@ -60,8 +61,10 @@ bool est_at_io_limit(const struct est_config *cfg, double rate, double limit)
 
 /* Which resources hold the tenant back, and why. */
 static unsigned held_back(const struct fs_resources *res, const struct est_config *cfg,
-			  const struct est_sample *s, bool *held)
+			  const struct est_sample *s, const struct est_state *prev,
+			  struct est_state *out)
 {
+	bool *held = out->held;
 	unsigned reasons = 0;
 
 	for (size_t r = 0; r < res->n; r++) {
@@ -112,10 +115,16 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 				held[r] = true;
 				reasons |= EST_IO_LIMIT;
 			} else if (s->contended[r] &&
-				   s->usage[r] >= FS_RES_USER_SHARE * res->capacity[r] &&
-				   !(s->usage[r] < cfg->follow_share * s->alloc[r])) {
-				held[r] = true;
-				reasons |= EST_IO_CONTENDED;
+				   s->usage[r] >= FS_RES_USER_SHARE * res->capacity[r]) {
+				/* NaN alloc (none yet) compares false: following. */
+				bool lags = s->usage[r] < cfg->follow_share * s->alloc[r];
+				unsigned lag = lags && prev ? prev->lag[r] + 1u : 0u;
+
+				if (!lags || (prev && prev->held[r] && lag <= cfg->follow_grace)) {
+					held[r] = true;
+					reasons |= EST_IO_CONTENDED;
+					out->lag[r] = (unsigned char)lag;
+				}
 			}
 			/* io PSI is per cgroup, not per disk: blame the io resources in use. */
 			if (psi_high(cfg, s->psi_io) && s->usage[r] > 0) {
@@ -147,7 +156,7 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 
 	est_state_init(&out);
 	out.initialized = true;
-	out.reasons = held_back(res, cfg, sample, out.held);
+	out.reasons = held_back(res, cfg, sample, have_prev ? prev : NULL, &out);
 	out.held_periods = out.reasons ? held_periods + 1 : 0;
 	for (size_t r = 0; r < res->n; r++) {
 		double p = have_prev ? prev->probe_r[r] : 1.0;

@@ -316,6 +316,68 @@ static void test_io_contended(void **unused)
 	assert_int_equal(st.reasons, 0);
 }
 
+/*
+ * The follow grace (estimate.h): a tenant held on a contended disk stays held
+ * for follow_grace periods while its use lags its allocation (the room made
+ * for it arrives late), its probe growing; after the grace it is released,
+ * and it is held again once it follows. A tenant that was not held gets no
+ * grace.
+ */
+static void test_io_follow_grace(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	assert_int_equal(cfg.follow_grace, 2);
+	est_state_init(&st);
+	busy_sample(&s);
+	s.contended[WR] = true;
+	s.usage[WR] = 2 * MiB;
+	est_update(&res, &cfg, NULL, &st, &s, &st); /* no allocation yet: held */
+	assert_true(st.held[WR]);
+	assert_near(st.probe_r[WR], 1.5);
+
+	/* Allotted 3 MiB/s (its 1.5x probe), still at 2: lags, within the grace. */
+	s.alloc[WR] = 3 * MiB;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.held[WR]);
+	assert_int_equal(st.lag[WR], 1);
+	assert_near(st.probe_r[WR], 2.25);
+	s.alloc[WR] = 4.5 * MiB;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.held[WR]);
+	assert_int_equal(st.lag[WR], 2);
+	assert_near(st.demand[WR], 2 * MiB * 3.375);
+
+	/* A third lagging period: released, the probe decays. */
+	s.alloc[WR] = 6.75 * MiB;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_false(st.held[WR]);
+	assert_int_equal(st.lag[WR], 0);
+	assert_true(st.probe_r[WR] < 3.375);
+	/* Still lagging and not held before: no grace. */
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_false(st.held[WR]);
+
+	/* It follows (the room reached it): held again, the lag starts over. */
+	s.usage[WR] = 6 * MiB;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.held[WR]);
+	assert_int_equal(st.lag[WR], 0);
+
+	/* Without a grace the first lagging period releases it. */
+	cfg.follow_grace = 0;
+	s.usage[WR] = 2 * MiB;
+	s.alloc[WR] = 9 * MiB;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_false(st.held[WR]);
+}
+
 /* Each held-back signal flags its own resource. */
 static void test_signals(void **unused)
 {
@@ -518,6 +580,7 @@ int main(void)
 	    cmocka_unit_test(test_probe_per_resource),
 	    cmocka_unit_test(test_estimate_falls_gradually),
 	    cmocka_unit_test(test_io_contended),
+	    cmocka_unit_test(test_io_follow_grace),
 	    cmocka_unit_test(test_signals),
 	    cmocka_unit_test(test_memory_pressure),
 	    cmocka_unit_test(test_declared_overrides),
