@@ -844,10 +844,11 @@ static int resolve_tenants(const struct raw_conf *rc, struct fs_conf *c, struct 
 				    t->cgroup, o->name, rc->tenants[j].cgroup.line);
 		}
 		t->weight = 1;
-		if (rt->weight.text &&
-		    (fs_parse_number(rt->weight.text, &t->weight) < 0 || t->weight <= 0))
+		if (rt->weight.text && (fs_parse_number(rt->weight.text, &t->weight) < 0 ||
+					!fs_conf_weight_ok(t->weight)))
 			return conf_error_set(err, -EINVAL, rc->path, rt->weight.line,
-					      "bad weight '%s' (a number > 0)", rt->weight.text);
+					      "bad weight '%s' (a number from %g to %g)",
+					      rt->weight.text, FS_CONF_WEIGHT_MIN, FS_CONF_WEIGHT_MAX);
 		t->has_demand = rt->demand.text != NULL;
 		r = parse_vector(rc, c, "demand", &rt->demand, t->demand, err);
 		if (r == 0)
@@ -976,6 +977,11 @@ bool fs_conf_cgroup_within(const char *inner, const char *outer)
 	size_t n = strlen(outer);
 
 	return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
+}
+
+bool fs_conf_weight_ok(double w)
+{
+	return w >= FS_CONF_WEIGHT_MIN && w <= FS_CONF_WEIGHT_MAX; /* NaN fails */
 }
 
 int fs_conf_find_tenant(const struct fs_conf *c, const char *name)

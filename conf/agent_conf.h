@@ -38,6 +38,15 @@
 #include "units.h"
 
 #define FS_CONF_DEFAULT_PATH "/etc/fairshare/fairshare.conf"
+
+/*
+ * Tenant weights, in the config and from `fairctl set-weight`: 1e-6 .. 1e6
+ * (the default is 1). Ratios beyond 1e12 only reach the solvers' rounding:
+ * at 1e16 to 1 PS-DSF with demand caps handed out 5 of 4 cores (issue 16).
+ */
+#define FS_CONF_WEIGHT_MIN 1e-6
+#define FS_CONF_WEIGHT_MAX 1e6
+bool fs_conf_weight_ok(double w);
 enum fs_conf_policy {
 	FS_CONF_POLICY_PSDSF,
 	FS_CONF_POLICY_NJC,

@@ -614,6 +614,24 @@ static void sample_host_mem(struct fsd_daemon *d)
 	d->host_mem_errno = r < 0 ? -r : 0;
 }
 
+/*
+ * The policy's capacity guard scaled the rule's point down (policy.h
+ * fs_guard_capacity): the plan is safe, but the rule misbehaved on this
+ * input. Said when it starts and when it ends, not every period.
+ */
+static void log_guard(const struct fsd_daemon *d, const struct plan *next)
+{
+	bool was = d->have_plan && d->plan.guard < 1, is = next->guard < 1;
+
+	if (is && !was)
+		fsd_warn("%s handed out more than the capacity; its allocation was scaled by "
+			 "%.6g to fit (a solver fault worth reporting)",
+			 fs_conf_policy_name(d->conf->agent.policy), next->guard);
+	else if (was && !is)
+		fsd_info("%s's allocations fit the capacity again",
+			 fs_conf_policy_name(d->conf->agent.policy));
+}
+
 static int period(struct fsd_daemon *d, uint64_t now_us)
 {
 	struct plan_host host;
@@ -645,6 +663,7 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 		return r;
 	}
 	charge(d, FSD_STAGE_PLAN, &mark);
+	log_guard(d, &next);
 	if (next.mode_changed)
 		fsd_info("mode %s -> %s: %s", d->have_plan ? plan_mode_name(d->plan.mode) : "none",
 			 plan_mode_name(next.mode), next.mode_reason);
@@ -769,7 +788,7 @@ int fsd_daemon_release(struct fsd_daemon *d)
 
 int fsd_daemon_set_weight(struct fsd_daemon *d, const char *tenant, double weight)
 {
-	if (!(weight > 0) || !isfinite(weight))
+	if (!fs_conf_weight_ok(weight))
 		return -EINVAL;
 	for (size_t i = 0; i < d->n; i++)
 		if (!strcmp(d->conf->tenants[i].name, tenant)) {

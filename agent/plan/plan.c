@@ -679,6 +679,7 @@ int plan_recompute(const struct plan_config *cfg, const struct plan_host *host, 
 	int ret;
 
 	memset(out, 0, sizeof(*out));
+	out->guard = 1;
 	if (m == 0 || m > FS_MAX_RES) {
 		snprintf(err->msg, sizeof(err->msg), "%zu resources (1..%d supported)", m,
 			 FS_MAX_RES);
@@ -701,6 +702,7 @@ int plan_recompute(const struct plan_config *cfg, const struct plan_host *host, 
 		if (ret < 0)
 			goto out;
 		out->iterations = sol.iterations;
+		out->guard = sol.guard;
 	}
 
 	for (size_t i = 0; i < n; i++) {

@@ -293,6 +293,10 @@ struct plan {
 	size_t n_saturated;	    /* saturated resources */
 	size_t n_bottlenecks;	    /* saturated or busy devices: cpu, memory, each disk, net */
 	int iterations;		    /* solver iterations */
+	/* fs_solve's guard: 1, or the factor (< 1) by which the rule's point had
+	 * to be scaled into capacity (a rule bug: the kernel still gets no more
+	 * than the capacity) */
+	double guard;
 	/* memory (plan.h "Memory"); bytes */
 	double mem_headroom; /* what can still be handed out; INFINITY = no memory */
 	bool mem_busy, mem_short;

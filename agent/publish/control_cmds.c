@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent_conf.h"
 #include "control_status.h"
 #include "log.h"
 
@@ -149,7 +150,8 @@ static int cmd_set_weight(void *ctx, const struct fsd_control_peer *peer, struct
 	}
 	r = d->set_weight(d->ctx, p->t[i].name, json_object_get_double(v));
 	if (r == -EINVAL)
-		snprintf(err, errlen, "weight must be a finite number > 0");
+		snprintf(err, errlen, "weight must be a number from %g to %g", FS_CONF_WEIGHT_MIN,
+			 FS_CONF_WEIGHT_MAX);
 	return r;
 }
 

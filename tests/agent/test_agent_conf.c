@@ -431,9 +431,14 @@ static void test_errors_tenants(void **state)
 	expect_error(f, RES "[tenant.a]\ncgroup = x\n[tenant.b]\ncgroup = x/\n", 10,
 		     "cgroup 'x' is also tenant a's (line 8)");
 	expect_error(f, RES "[tenant.a]\ncgroup = a\nweight = 0\n", 9,
-		     "bad weight '0' (a number > 0)");
+		     "bad weight '0' (a number from 1e-06 to 1e+06)");
 	expect_error(f, RES "[tenant.a]\ncgroup = a\nweight = -1\n", 9,
-		     "bad weight '-1' (a number > 0)");
+		     "bad weight '-1' (a number from 1e-06 to 1e+06)");
+	/* Issue 16: 1e-20 next to 1 made PS-DSF hand out 5 of 4 cores. */
+	expect_error(f, RES "[tenant.a]\ncgroup = a\nweight = 1e-20\n", 9,
+		     "bad weight '1e-20' (a number from 1e-06 to 1e+06)");
+	expect_error(f, RES "[tenant.a]\ncgroup = a\nweight = 2e6\n", 9,
+		     "bad weight '2e6' (a number from 1e-06 to 1e+06)");
 	expect_error(f, RES "[tenant.a]\ncgroup = a\ndemand = cpu 2 memory 4G\n", 9,
 		     "demand: bad amount '2 memory 4G' for cpu");
 	expect_error(f, RES "[tenant.a]\ncgroup = a\ndemand = gpu 1\n", 9,

@@ -114,6 +114,11 @@ a = json.load(sys.stdin)["tenants"][0]
 assert a["weight"] == 3 and abs(a["granted"] - 0.75) < 1e-6, a["granted"]
 ' || fail "set-weight not applied"
 	if "$FAIRCTL" set-weight --socket "$SOCK" a -1 2>/dev/null; then fail "negative weight"; fi
+	# issue 16: 1e-300 made status show "cpu 125.0% saturated"
+	if "$FAIRCTL" set-weight --socket "$SOCK" a 1e-300 2>"$DIR/err.txt"; then fail "weight 1e-300"; fi
+	grep -q "weight must be a number from 1e-06 to 1e+06" "$DIR/err.txt" || fail "weight bound message"
+	"$FAIRCTL" status --json --socket "$SOCK" | "$PYTHON" -c '
+import json, sys; assert json.load(sys.stdin)["tenants"][0]["weight"] == 3' || fail "refused weight kept"
 
 	# release / reload
 	"$FAIRCTL" release --socket "$SOCK" | grep -q "released" || fail "release"
