@@ -165,7 +165,7 @@ int fs_fleet_resolve(const struct fs_fleet_raw *raw, const char *path, uint64_t 
 	r = duration(raw, path, FLEET_KEY_MAX_AGE, &out->max_age_us, err);
 	if (r < 0)
 		return r;
-	out->timeout_us = interval_us / 4 < 1000000 ? interval_us / 4 : 1000000;
+	out->timeout_us = interval_us / 2 < 1000000 ? interval_us / 2 : 1000000;
 	r = duration(raw, path, FLEET_KEY_TIMEOUT, &out->timeout_us, err);
 	if (r == 0)
 		r = copy_text(raw, path, FLEET_KEY_CACERT, out->cacert, sizeof(out->cacert), true,

@@ -9,7 +9,7 @@
  *   lease_ttl = 5s                ; registration lease, whole seconds >= 2
  *   max_age = 2 periods           ; an allocation older than this is not applied
  *                                 ; (a duration, default 2 x interval)
- *   timeout = 250ms               ; per etcd request (default interval / 4, <= 1 s)
+ *   timeout = 250ms               ; per etcd request (default interval / 2, <= 1 s)
  *   cacert = /etc/fairshare/etcd-ca.pem   ; TLS, passed to libcurl
  *   cert = ... ; key = ...
  *   user = fairshare ; password_file = /etc/fairshare/etcd.pass   ; etcd auth

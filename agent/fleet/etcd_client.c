@@ -346,8 +346,17 @@ int etcd_txn_put(struct etcd_client *c, const char *key, enum etcd_cmp_target ta
 		 int64_t expect, const void *value, size_t len, int64_t lease, bool *succeeded,
 		 int64_t *revision, struct etcd_kv *holder)
 {
+	return etcd_txn_put_if(c, key, target, expect, key, value, len, lease, succeeded, revision,
+			       holder);
+}
+
+int etcd_txn_put_if(struct etcd_client *c, const char *cmp_key, enum etcd_cmp_target target,
+		    int64_t expect, const char *key, const void *value, size_t len, int64_t lease,
+		    bool *succeeded, int64_t *revision, struct etcd_kv *holder)
+{
 	struct txn_out t = {.holder = holder};
-	int r = call(c, "/v3/kv/txn", etcd_req_txn_put(key, target, expect, value, len, lease),
+	int r = call(c, "/v3/kv/txn",
+		     etcd_req_txn_put_if(cmp_key, target, expect, key, value, len, lease),
 		     parse_txn_cb, &t);
 
 	*succeeded = r == 0 && t.succeeded;

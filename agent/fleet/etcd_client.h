@@ -59,5 +59,9 @@ int etcd_lease_revoke(struct etcd_client *c, int64_t id);
 int etcd_txn_put(struct etcd_client *c, const char *key, enum etcd_cmp_target target,
 		 int64_t expect, const void *value, size_t len, int64_t lease, bool *succeeded,
 		 int64_t *revision, struct etcd_kv *holder);
+/* See etcd_req_txn_put_if. */
+int etcd_txn_put_if(struct etcd_client *c, const char *cmp_key, enum etcd_cmp_target target,
+		    int64_t expect, const char *key, const void *value, size_t len, int64_t lease,
+		    bool *succeeded, int64_t *revision, struct etcd_kv *holder);
 
 #endif /* FAIRSHARE_ETCD_CLIENT_H */

@@ -244,6 +244,12 @@ char *etcd_req_auth(const char *user, const char *password)
 char *etcd_req_txn_put(const char *key, enum etcd_cmp_target target, int64_t expect,
 		       const void *value, size_t value_len, int64_t lease)
 {
+	return etcd_req_txn_put_if(key, target, expect, key, value, value_len, lease);
+}
+
+char *etcd_req_txn_put_if(const char *cmp_key, enum etcd_cmp_target target, int64_t expect,
+			  const char *key, const void *value, size_t value_len, int64_t lease)
+{
 	struct json_object *o = json_object_new_object();
 	struct json_object *cmp = json_object_new_object(), *cmps = json_object_new_array();
 	struct json_object *succ = json_object_new_array(), *fail = json_object_new_array();
@@ -261,7 +267,7 @@ char *etcd_req_txn_put(const char *key, enum etcd_cmp_target target, int64_t exp
 		json_object_put(op_get);
 		return finish(o, false);
 	}
-	ok = add_b64(cmp, "key", key, strlen(key)) == 0;
+	ok = add_b64(cmp, "key", cmp_key, strlen(cmp_key)) == 0;
 	json_object_object_add(
 	    cmp, "target", json_object_new_string(target == ETCD_CMP_CREATE ? "CREATE" : "MOD"));
 	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));

@@ -61,6 +61,11 @@ char *etcd_req_auth(const char *user, const char *password);
 enum etcd_cmp_target { ETCD_CMP_CREATE, ETCD_CMP_MOD };
 char *etcd_req_txn_put(const char *key, enum etcd_cmp_target target, int64_t expect,
 		       const void *value, size_t value_len, int64_t lease);
+/* The same with the compare on another key (cmp_key): put key only while
+ * cmp_key is as expected (a leader's write guarded by its leader key); the
+ * failure branch reads key. */
+char *etcd_req_txn_put_if(const char *cmp_key, enum etcd_cmp_target target, int64_t expect,
+			  const char *key, const void *value, size_t value_len, int64_t lease);
 
 /* --- responses ----------------------------------------------------------------
  * Each returns 0, -EPROTO for a body that is not what the gateway sends (the

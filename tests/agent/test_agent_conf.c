@@ -611,7 +611,7 @@ static void test_fleet(void **state)
 	assert_string_equal(c->fleet.host, "h1");
 	assert_int_equal(c->fleet.lease_ttl_s, 5);
 	assert_int_equal(c->fleet.max_age_us, 800000); /* 2 periods */
-	assert_int_equal(c->fleet.timeout_us, 100000); /* a quarter period */
+	assert_int_equal(c->fleet.timeout_us, 200000); /* half a period */
 	fs_conf_free(c);
 
 	snprintf(pass, sizeof(pass), "%s/etcd.pass", f->dir);

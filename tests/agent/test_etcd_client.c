@@ -165,6 +165,19 @@ static void leader_and_cas(void **state)
 	assert_int_equal(
 	    etcd_txn_put(&c, "/e/alloc", ETCD_CMP_MOD, rev, "v3", 2, 0, &won, NULL, &holder), 0);
 	assert_false(won); /* someone (we) wrote since rev */
+	/* A write guarded by another key: the leader key of h2 as it is. */
+	struct etcd_kvs lk;
+	assert_int_equal(etcd_range(&c, "/e/leader", false, 0, &lk), 0);
+	assert_int_equal(etcd_txn_put_if(&c, "/e/leader", ETCD_CMP_CREATE, lk.kv[0].create_revision,
+					 "/e/out", "ok", 2, 0, &won, NULL, NULL),
+			 0);
+	assert_true(won);
+	assert_int_equal(etcd_txn_put_if(&c, "/e/leader", ETCD_CMP_CREATE,
+					 lk.kv[0].create_revision - 1, "/e/out", "no", 2, 0, &won,
+					 NULL, NULL),
+			 0);
+	assert_false(won); /* a deposed leader's write does not land */
+	etcd_kvs_free(&lk);
 	assert_string_equal(holder.value, "v2");
 	assert_int_equal(holder.mod_revision, rev2);
 	etcd_kv_free(&holder);
