@@ -332,6 +332,7 @@ enum fleet_mode fleet_period(struct fleet *f, struct fleet_host_rec *me, uint64_
 			grant[i] = mine->g[i].grant;
 		f->st.mode = FLEET_MODE_FLEET;
 		f->st.applied_revision = a.revision;
+		f->st.applied_age_us = now_real_us > a.time_us ? now_real_us - a.time_us : 0;
 		f->last_apply_us = now_mono_us;
 		snprintf(f->st.reason, sizeof(f->st.reason), "allocation of revision %lld applied",
 			 (long long)a.revision);

@@ -43,6 +43,7 @@ struct fleet_status {
 	int64_t alloc_revision;	     /* of the allocation last read (0: none) */
 	uint64_t alloc_time_us;	     /* its CLOCK_REALTIME stamp */
 	int64_t applied_revision;    /* of the allocation last applied */
+	uint64_t applied_age_us;     /* its age when it was applied (<= max_age) */
 	size_t solved_hosts;	     /* leader: hosts in its last solve */
 	uint64_t solve_ns;	     /* leader: CPU of its last solve */
 	uint64_t periods[3];	     /* by mode */

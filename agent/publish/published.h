@@ -39,6 +39,7 @@ struct fsd_fleet_pub {
 	int64_t version;	  /* of this host's last published record */
 	int64_t alloc_revision;	  /* of the allocation last read */
 	int64_t applied_revision; /* of the allocation last applied */
+	uint64_t applied_age_us;  /* its age when it was applied */
 	uint64_t alloc_time_us;	  /* its CLOCK_REALTIME stamp */
 	uint64_t now_real_us;	  /* CLOCK_REALTIME of this period: the age is the difference */
 	size_t solved_hosts;	  /* leader: hosts in its last solve */
