@@ -43,7 +43,7 @@ static const char *etcd_bin(void)
 
 const char *etcd_cluster_endpoint(const struct etcd_cluster *c, size_t i, char *buf, size_t len)
 {
-	snprintf(buf, len, "http://127.0.0.1:%d", c->client_port[i]);
+	snprintf(buf, len, "%s://127.0.0.1:%d", c->tls[0] ? "https" : "http", c->client_port[i]);
 	return buf;
 }
 
@@ -56,7 +56,7 @@ static int spawn(struct etcd_cluster *c, size_t i, const char *state)
 	snprintf(name, sizeof(name), "m%zu", i);
 	snprintf(data, sizeof(data), "%s/%s.data", c->dir, name);
 	snprintf(log, sizeof(log), "%s/%s.log", c->dir, name);
-	snprintf(curl, sizeof(curl), "http://127.0.0.1:%d", c->client_port[i]);
+	etcd_cluster_endpoint(c, i, curl, sizeof(curl));
 	snprintf(purl, sizeof(purl), "http://127.0.0.1:%d", c->peer_port[i]);
 	for (size_t j = 0; j < c->n; j++)
 		used += (size_t)snprintf(cluster + used, sizeof(cluster) - used,
@@ -72,6 +72,18 @@ static int spawn(struct etcd_cluster *c, size_t i, const char *state)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
+		char ca[192], crt[192], key[192];
+
+		snprintf(ca, sizeof(ca), "%s/ca.pem", c->tls);
+		snprintf(crt, sizeof(crt), "%s/server.pem", c->tls);
+		snprintf(key, sizeof(key), "%s/server.key", c->tls);
+		if (c->tls[0])
+			execlp(etcd_bin(), etcd_bin(), "--name", name, "--data-dir", data,
+			       "--listen-client-urls", curl, "--advertise-client-urls", curl,
+			       "--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl,
+			       "--initial-cluster", cluster, "--initial-cluster-state", state,
+			       "--initial-cluster-token", c->dir, "--cert-file", crt, "--key-file",
+			       key, "--trusted-ca-file", ca, "--client-cert-auth", (char *)NULL);
 		execlp(etcd_bin(), etcd_bin(), "--name", name, "--data-dir", data,
 		       "--listen-client-urls", curl, "--advertise-client-urls", curl,
 		       "--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl,
@@ -89,7 +101,16 @@ static int wait_ready(struct etcd_cluster *c, size_t i, int timeout_ms)
 {
 	struct etcd_client cl;
 	struct etcd_options o = {.timeout_ms = 300};
-	char ep[64];
+	char ep[64], ca[192], crt[192], key[192];
+
+	snprintf(ca, sizeof(ca), "%s/ca.pem", c->tls);
+	snprintf(crt, sizeof(crt), "%s/client.pem", c->tls);
+	snprintf(key, sizeof(key), "%s/client.key", c->tls);
+	if (c->tls[0]) {
+		o.cacert = ca;
+		o.cert = crt;
+		o.key = key;
+	}
 	int r = -ETIMEDOUT;
 
 	o.endpoints = etcd_cluster_endpoint(c, i, ep, sizeof(ep));
@@ -117,9 +138,37 @@ static int wait_ready(struct etcd_cluster *c, size_t i, int timeout_ms)
 
 int etcd_cluster_start(struct etcd_cluster *c, size_t n)
 {
+	return etcd_cluster_start_tls(c, n, NULL);
+}
+
+int etcd_cluster_make_certs(const char *dir)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; exec >openssl.log 2>&1; "
+		 "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 "
+		 "-subj /CN=fs-test-ca; "
+		 /* etcd's gateway dials etcd with the server certificate: clientAuth too */
+		 "printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' "
+		 ">srv.ext; "
+		 "printf 'extendedKeyUsage=clientAuth\n' >cli.ext; "
+		 "for w in server client; do "
+		 "openssl req -newkey rsa:2048 -nodes -keyout $w.key -out $w.csr -subj /CN=$w; "
+		 "e=srv.ext; [ $w = client ] && e=cli.ext; "
+		 "openssl x509 -req -in $w.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+		 "-out $w.pem -days 2 -extfile $e; done",
+		 dir);
+	return system(cmd) == 0 ? 0 : -EIO;
+}
+
+int etcd_cluster_start_tls(struct etcd_cluster *c, size_t n, const char *certs)
+{
 	int r = 0;
 
 	memset(c, 0, sizeof(*c));
+	if (certs)
+		snprintf(c->tls, sizeof(c->tls), "%s", certs);
 	snprintf(c->dir, sizeof(c->dir), "/tmp/fs-etcd.XXXXXX");
 	if (!mkdtemp(c->dir))
 		return -errno;

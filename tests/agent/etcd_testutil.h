@@ -14,6 +14,8 @@ struct etcd_cluster {
 	int client_port[ETCD_TEST_MAX], peer_port[ETCD_TEST_MAX];
 	char dir[64];
 	char endpoints[256]; /* every member, comma-separated */
+	char tls[128];	     /* "": plain http; else a dir with ca.pem, server.pem/.key,
+				client.pem/.key: https with client certificates */
 };
 
 /*
@@ -22,6 +24,10 @@ struct etcd_cluster {
  * installs etcd-server), or -ETIMEDOUT.
  */
 int etcd_cluster_start(struct etcd_cluster *c, size_t n);
+/* The same over https with client certificates; certs as in tls above
+ * (etcd_cluster_make_certs writes them with openssl). */
+int etcd_cluster_start_tls(struct etcd_cluster *c, size_t n, const char *certs);
+int etcd_cluster_make_certs(const char *dir);
 /* The endpoint URL of member i. */
 const char *etcd_cluster_endpoint(const struct etcd_cluster *c, size_t i, char *buf, size_t len);
 void etcd_cluster_kill(struct etcd_cluster *c, size_t i);   /* SIGKILL, wait */

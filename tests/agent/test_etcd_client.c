@@ -287,12 +287,54 @@ static void auth(void **state)
 	etcd_client_free(&c);
 }
 
+/* TLS with client certificates: the options reach libcurl. */
+static void tls(void **state)
+{
+	(void)state;
+	struct etcd_cluster sec;
+	struct etcd_client c;
+	char dir[] = "/tmp/fs-etcd-tls.XXXXXX", ca[128], crt[128], key[128], cmd[160];
+	struct etcd_options o = {.timeout_ms = 3000, .cacert = ca, .cert = crt, .key = key};
+	int64_t rev;
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(etcd_cluster_make_certs(dir), 0);
+	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	snprintf(crt, sizeof(crt), "%s/client.pem", dir);
+	snprintf(key, sizeof(key), "%s/client.key", dir);
+	assert_int_equal(etcd_cluster_start_tls(&sec, 1, dir), 0);
+	o.endpoints = sec.endpoints;
+	assert_non_null(strstr(sec.endpoints, "https://"));
+	assert_int_equal(etcd_client_init(&c, &o), 0);
+	assert_int_equal(etcd_put(&c, "/tls", "x", 1, 0, &rev), 0);
+	etcd_client_free(&c);
+	/* Without the client certificate etcd refuses the handshake. */
+	o.cert = o.key = NULL;
+	assert_int_equal(etcd_client_init(&c, &o), 0);
+	assert_true(etcd_put(&c, "/tls", "y", 1, 0, &rev) < 0);
+	etcd_client_free(&c);
+	/* Without our CA the server is not trusted. */
+	o.cert = crt;
+	o.key = key;
+	o.cacert = NULL;
+	assert_int_equal(etcd_client_init(&c, &o), 0);
+	assert_true(etcd_put(&c, "/tls", "z", 1, 0, &rev) < 0);
+	etcd_client_free(&c);
+	etcd_cluster_stop(&sec);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(put_range_revision), cmocka_unit_test(leases),
-	    cmocka_unit_test(leader_and_cas),	  cmocka_unit_test(failover_and_unreachable),
-	    cmocka_unit_test(three_members),	  cmocka_unit_test(auth),
+	    cmocka_unit_test(put_range_revision),
+	    cmocka_unit_test(leases),
+	    cmocka_unit_test(leader_and_cas),
+	    cmocka_unit_test(failover_and_unreachable),
+	    cmocka_unit_test(three_members),
+	    cmocka_unit_test(tls),
+	    cmocka_unit_test(auth),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
