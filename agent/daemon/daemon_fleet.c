@@ -149,6 +149,7 @@ void fsd_fleet_publish(const struct fsd_fleet *ff, struct fsd_fleet_pub *pub)
 	pub->alloc_revision = st->alloc_revision;
 	pub->applied_revision = st->applied_revision;
 	pub->applied_age_us = st->applied_age_us;
+	pub->fallback_periods = st->fallback_periods;
 	pub->alloc_time_us = st->alloc_time_us;
 	pub->now_real_us = realtime_us();
 	pub->solved_hosts = st->solved_hosts;

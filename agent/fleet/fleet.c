@@ -22,6 +22,7 @@ struct fleet {
 	struct fleet_host_rec last; /* what we published last (our own copy) */
 	bool have_last;
 	uint64_t last_apply_us; /* CLOCK_MONOTONIC of the last FLEET period; 0 none */
+	uint64_t n_periods, last_apply_period;
 	struct fleet_status st;
 };
 
@@ -288,6 +289,7 @@ enum fleet_mode fleet_period(struct fleet *f, struct fleet_host_rec *me, uint64_
 	enum fleet_verdict v = FLEET_NOT_LISTED;
 	bool have = false;
 	char why[256] = "";
+	enum fleet_mode was = f->st.mode;
 	int r;
 
 	snprintf(me->host, sizeof(me->host), "%s", f->cfg.host);
@@ -345,6 +347,11 @@ enum fleet_mode fleet_period(struct fleet *f, struct fleet_host_rec *me, uint64_
 		f->st.mode = recent ? FLEET_MODE_HOLD : FLEET_MODE_LOCAL;
 		snprintf(f->st.reason, sizeof(f->st.reason), "%s", what);
 	}
+	f->n_periods++;
+	if (f->st.mode == FLEET_MODE_FLEET)
+		f->last_apply_period = f->n_periods;
+	else if (f->st.mode == FLEET_MODE_LOCAL && was != FLEET_MODE_LOCAL)
+		f->st.fallback_periods = f->n_periods - f->last_apply_period;
 	f->st.periods[f->st.mode]++;
 	fleet_alloc_free(&a);
 	return f->st.mode;

@@ -44,6 +44,8 @@ struct fleet_status {
 	uint64_t alloc_time_us;	     /* its CLOCK_REALTIME stamp */
 	int64_t applied_revision;    /* of the allocation last applied */
 	uint64_t applied_age_us;     /* its age when it was applied (<= max_age) */
+	uint64_t fallback_periods;   /* at the last switch to local: periods since
+					the last one that applied an allocation */
 	size_t solved_hosts;	     /* leader: hosts in its last solve */
 	uint64_t solve_ns;	     /* leader: CPU of its last solve */
 	uint64_t periods[3];	     /* by mode */

@@ -153,6 +153,7 @@ static struct json_object *fleet(const struct fsd_fleet_pub *f)
 	add(o, "alloc_revision", json_object_new_int64(f->alloc_revision));
 	add(o, "applied_revision", json_object_new_int64(f->applied_revision));
 	add(o, "alloc_age_seconds", fsd_json_num(age));
+	add(o, "fallback_after_periods", json_object_new_uint64(f->fallback_periods));
 	add(o, "applied_age_seconds", fsd_json_num((double)f->applied_age_us / 1e6));
 	add(o, "solved_hosts", json_object_new_uint64(f->solved_hosts));
 	add(o, "solve_ms", fsd_json_num((double)f->solve_ns / 1e6));

@@ -36,13 +36,14 @@ struct fsd_fleet_pub {
 	char reason[1100];
 	char host[64], leader[64];
 	bool is_leader, etcd_ok;
-	int64_t version;	  /* of this host's last published record */
-	int64_t alloc_revision;	  /* of the allocation last read */
-	int64_t applied_revision; /* of the allocation last applied */
-	uint64_t applied_age_us;  /* its age when it was applied */
-	uint64_t alloc_time_us;	  /* its CLOCK_REALTIME stamp */
-	uint64_t now_real_us;	  /* CLOCK_REALTIME of this period: the age is the difference */
-	size_t solved_hosts;	  /* leader: hosts in its last solve */
+	int64_t version;	   /* of this host's last published record */
+	int64_t alloc_revision;	   /* of the allocation last read */
+	int64_t applied_revision;  /* of the allocation last applied */
+	uint64_t applied_age_us;   /* its age when it was applied */
+	uint64_t fallback_periods; /* at the last switch to local (fleet.h) */
+	uint64_t alloc_time_us;	   /* its CLOCK_REALTIME stamp */
+	uint64_t now_real_us;	   /* CLOCK_REALTIME of this period: the age is the difference */
+	size_t solved_hosts;	   /* leader: hosts in its last solve */
 	uint64_t solve_ns;
 	uint64_t periods[3]; /* local, fleet, hold */
 	uint64_t etcd_requests, etcd_bytes;
