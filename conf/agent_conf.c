@@ -37,7 +37,7 @@ struct raw_disk {
 	struct raw_value v;
 };
 
-enum section_kind { SEC_NONE, SEC_AGENT, SEC_RESOURCES, SEC_TENANT };
+enum section_kind { SEC_NONE, SEC_AGENT, SEC_RESOURCES, SEC_TENANT, SEC_FLEET };
 
 struct raw_conf {
 	const char *path;
@@ -55,6 +55,7 @@ struct raw_conf {
 	/* Open-addressing index of the tenant names (1 + index, 0 = empty), so a
 	 * file of thousands of tenants is checked for duplicates in linear time. */
 	size_t *name_slot, n_name_slots;
+	struct fs_fleet_raw fleet; /* [fleet] (fleet_conf.h) */
 };
 
 static void raw_free(struct raw_conf *rc)
@@ -79,6 +80,7 @@ static void raw_free(struct raw_conf *rc)
 	}
 	free(rc->tenants);
 	free(rc->name_slot);
+	fs_fleet_raw_free(&rc->fleet);
 }
 
 static size_t name_hash(const char *s)
@@ -167,6 +169,15 @@ static int on_section(struct raw_conf *rc, const char *section, int line, struct
 		rc->sec = SEC_RESOURCES;
 		return 0;
 	}
+	if (strcmp(section, "fleet") == 0) {
+		if (rc->fleet.seen)
+			return conf_error_set(err, -EINVAL, rc->path, line,
+					      "duplicate section [fleet]");
+		rc->fleet.seen = true;
+		rc->fleet.line = line;
+		rc->sec = SEC_FLEET;
+		return 0;
+	}
 	if (strncmp(section, "tenant.", 7) == 0) {
 		const char *name = section + 7;
 		struct raw_tenant *t;
@@ -205,7 +216,8 @@ static int on_section(struct raw_conf *rc, const char *section, int line, struct
 		return 0;
 	}
 	return conf_error_set(err, -EINVAL, rc->path, line,
-			      "unknown section [%s] (expected [agent], [resources], [tenant.NAME])",
+			      "unknown section [%s] (expected [agent], [resources], [tenant.NAME], "
+			      "[fleet])",
 			      section);
 }
 
@@ -272,6 +284,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		return conf_error_set(err, -EINVAL, rc->path, line,
 				      "unknown key '%s' in [resources]", name);
 	}
+	if (rc->sec == SEC_FLEET)
+		return fs_fleet_raw_key(&rc->fleet, rc->path, name, value, line, err);
 	if (rc->sec == SEC_TENANT) {
 		struct raw_tenant *t = &rc->tenants[rc->n_tenants - 1];
 
@@ -916,6 +930,9 @@ int fs_conf_load(const char *path, const struct fs_conf_env *env, struct fs_conf
 		r = resolve_resources(&rc, env, c, &e);
 	if (r == 0)
 		r = resolve_tenants(&rc, c, &e);
+	if (r == 0)
+		r = fs_fleet_resolve(&rc.fleet, path, c->agent.interval_us,
+				     c->agent.policy == FS_CONF_POLICY_PSDSF, &c->fleet, &e);
 out:
 	raw_free(&rc);
 	if (r < 0) {

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "enforce.h"
+#include "fleet_conf.h"
 #include "paths.h"
 #include "resource.h"
 #include "units.h"
@@ -140,6 +141,8 @@ struct fs_conf {
 
 	size_t n_tenants; /* >= 1 */
 	struct fs_conf_tenant *tenants;
+
+	struct fs_conf_fleet fleet; /* [fleet]; fleet.enabled false without it */
 };
 
 /* Where auto-detection looks; NULL members select the real system. */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum sect_kind { SECT_SCENARIO, SECT_POOL, SECT_TENANT };
+enum sect_kind { SECT_SCENARIO, SECT_POOL, SECT_TENANT, SECT_CAPS };
 
 enum key_id {
 	KEY_RESOURCES,
@@ -51,6 +51,12 @@ struct raw_section {
 		int line;
 	} * more_pools;
 	size_t n_more_pools;
+	/* [caps.POOL]: "TENANT = CAP[, ALLOC]" lines, keys are tenant names. */
+	struct caps_entry {
+		char *tenant, *value;
+		int line;
+	} * caps;
+	size_t n_caps;
 };
 
 struct loader {
@@ -91,14 +97,17 @@ static int open_section(struct loader *ld, const char *section, int line, struct
 	} else if (!strncmp(section, "tenant.", 7)) {
 		kind = SECT_TENANT;
 		short_name = section + 7;
+	} else if (!strncmp(section, "caps.", 5)) {
+		kind = SECT_CAPS;
+		short_name = section + 5;
 	} else {
 		return conf_error_set(err, -EINVAL, ld->path, line,
-				      "unknown section [%s] (expected [scenario], [pool.NAME] "
-				      "or [tenant.NAME])",
+				      "unknown section [%s] (expected [scenario], [pool.NAME], "
+				      "[tenant.NAME] or [caps.NAME])",
 				      section);
 	}
 	if (short_name && !valid_name(short_name))
-		return bad_name(err, ld->path, line, kind == SECT_POOL ? "pool" : "tenant",
+		return bad_name(err, ld->path, line, kind == SECT_TENANT ? "tenant" : "pool",
 				short_name);
 	for (size_t i = 0; i < ld->n; i++)
 		if (!strcmp(ld->sects[i].name, section))
@@ -141,6 +150,24 @@ static int add_more_pools(struct loader *ld, struct raw_section *s, const char *
 	return 0;
 }
 
+static int add_caps_entry(struct loader *ld, struct raw_section *s, const char *tenant,
+			  const char *value, int line, struct conf_error *err)
+{
+	struct caps_entry *c = realloc(s->caps, (s->n_caps + 1) * sizeof(*c));
+
+	if (!c)
+		return conf_error_set(err, -ENOMEM, ld->path, line, "out of memory");
+	s->caps = c;
+	c += s->n_caps;
+	c->tenant = strdup(tenant);
+	c->value = strdup(value);
+	c->line = line;
+	s->n_caps++;
+	if (!c->tenant || !c->value)
+		return conf_error_set(err, -ENOMEM, ld->path, line, "out of memory");
+	return 0;
+}
+
 static int on_entry(void *user, const char *section, const char *name, const char *value, int line,
 		    struct conf_error *err)
 {
@@ -154,6 +181,8 @@ static int on_entry(void *user, const char *section, const char *name, const cha
 				      name);
 	/* inih reports keys of the section opened last, which is ours. */
 	s = &ld->sects[ld->n - 1];
+	if (s->kind == SECT_CAPS)
+		return add_caps_entry(ld, s, name, value, line, err);
 	for (int k = 0; k < KEY__COUNT; k++) {
 		if (key_defs[k].sect != s->kind || strcmp(key_defs[k].name, name))
 			continue;
@@ -454,6 +483,104 @@ static int parse_tenant(struct scenario *sc, const struct raw_section *s, size_t
 	return 0;
 }
 
+/* One "TENANT = CAP[, ALLOC]" line of [caps.POOL k]. */
+static int parse_caps_entry(struct scenario *sc, const struct caps_entry *e, size_t k, bool *seen,
+			    struct conf_error *err)
+{
+	int n = scenario_tenant_index(sc, e->tenant);
+	size_t K = sc->n_pools;
+	struct list l;
+	double v[2] = {0, 0};
+	int r;
+
+	if (n < 0)
+		return conf_error_set(err, -EINVAL, sc->path, e->line,
+				      "unknown tenant '%s' in [caps.%s]", e->tenant,
+				      sc->pool_names[k]);
+	if (seen[n])
+		return conf_error_set(err, -EINVAL, sc->path, e->line,
+				      "tenant '%s' listed twice in [caps.%s]", e->tenant,
+				      sc->pool_names[k]);
+	seen[n] = true;
+	r = split_list(&l, e->value, sc->path, e->line, e->tenant, err);
+	if (r == 0 && l.n > 2)
+		r = conf_error_set(err, -EINVAL, sc->path, e->line,
+				   "%s: expected CAP or CAP, ALLOC, got %zu values", e->tenant,
+				   l.n);
+	for (size_t i = 0; r == 0 && i < l.n; i++)
+		if (parse_number(l.item[i], i == 0, &v[i]) < 0 || v[i] < 0)
+			r = conf_error_set(
+			    err, -EINVAL, sc->path, e->line, "bad %s '%s' for %s (a number >= 0%s)",
+			    i ? "allocation" : "cap", l.item[i], e->tenant, i ? "" : ", or inf");
+	if (r == 0) {
+		sc->cap[(size_t)n * K + k] = v[0];
+		if (l.n == 2) {
+			sc->alloc[(size_t)n * K + k] = v[1];
+			sc->has_alloc = true;
+		}
+	}
+	list_free(&l);
+	return r;
+}
+
+/*
+ * [caps.POOL] sections: per-pool caps (a fleet host's local demands). A pool
+ * with such a section caps its unlisted tenants at 0; one without it leaves
+ * them uncapped. An allocation, when any line gives one, must cover every
+ * pool (a fleet dump lists every host).
+ */
+static int parse_all_caps(struct scenario *sc, const struct loader *ld, struct conf_error *err)
+{
+	size_t N = sc->n_tenants, K = sc->n_pools;
+	bool *has_section = NULL, *seen = NULL;
+	int r = 0;
+
+	for (size_t i = 0; i < ld->n && !sc->cap; i++)
+		if (ld->sects[i].kind == SECT_CAPS) {
+			sc->cap = malloc(N * K * sizeof(double));
+			sc->alloc = calloc(N * K, sizeof(double));
+			if (!sc->cap || !sc->alloc)
+				return conf_error_set(err, -ENOMEM, sc->path, 0, "out of memory");
+		}
+	if (!sc->cap)
+		return 0;
+	has_section = calloc(K, sizeof(bool));
+	seen = calloc(N, sizeof(bool));
+	if (!has_section || !seen) {
+		r = conf_error_set(err, -ENOMEM, sc->path, 0, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < N * K; i++)
+		sc->cap[i] = INFINITY;
+	for (size_t i = 0; i < ld->n && r == 0; i++) {
+		const struct raw_section *s = &ld->sects[i];
+		int k = s->kind == SECT_CAPS ? scenario_pool_index(sc, s->short_name) : -1;
+
+		if (s->kind != SECT_CAPS)
+			continue;
+		if (k < 0) {
+			r = conf_error_set(err, -EINVAL, sc->path, s->line,
+					   "[%s] names no [pool.%s]", s->name, s->short_name);
+			break;
+		}
+		has_section[k] = true;
+		memset(seen, 0, N * sizeof(bool));
+		for (size_t n = 0; n < N; n++)
+			sc->cap[n * K + (size_t)k] = 0;
+		for (size_t e = 0; e < s->n_caps && r == 0; e++)
+			r = parse_caps_entry(sc, &s->caps[e], (size_t)k, seen, err);
+	}
+	for (size_t k = 0; k < K && r == 0 && sc->has_alloc; k++)
+		if (!has_section[k])
+			r = conf_error_set(err, -EINVAL, sc->path, 0,
+					   "allocations are given but pool '%s' has no [caps.%s]",
+					   sc->pool_names[k], sc->pool_names[k]);
+out:
+	free(has_section);
+	free(seen);
+	return r;
+}
+
 static int resolve(struct scenario *sc, const struct loader *ld, struct conf_error *err)
 {
 	const struct raw_section *scen = NULL;
@@ -470,6 +597,8 @@ static int resolve(struct scenario *sc, const struct loader *ld, struct conf_err
 			break;
 		case SECT_TENANT:
 			sc->n_tenants++;
+			break;
+		case SECT_CAPS:
 			break;
 		}
 	}
@@ -508,7 +637,7 @@ static int resolve(struct scenario *sc, const struct loader *ld, struct conf_err
 			if (r < 0)
 				return r;
 		}
-	return 0;
+	return parse_all_caps(sc, ld, err);
 }
 
 int scenario_load(const char *path, struct scenario *sc, struct conf_error *err)
@@ -532,6 +661,11 @@ int scenario_load(const char *path, struct scenario *sc, struct conf_error *err)
 		for (size_t m = 0; m < ld.sects[i].n_more_pools; m++)
 			free(ld.sects[i].more_pools[m].value);
 		free(ld.sects[i].more_pools);
+		for (size_t c = 0; c < ld.sects[i].n_caps; c++) {
+			free(ld.sects[i].caps[c].tenant);
+			free(ld.sects[i].caps[c].value);
+		}
+		free(ld.sects[i].caps);
 	}
 	free(ld.sects);
 	return r;
@@ -557,6 +691,8 @@ void scenario_free(struct scenario *sc)
 	free(sc->max_tasks);
 	free(sc->weight);
 	free(sc->eligible);
+	free(sc->cap);
+	free(sc->alloc);
 	free(sc->policy);
 	memset(sc, 0, sizeof(*sc));
 }

@@ -17,6 +17,12 @@
  *   max_tasks = inf             ; optional, > 0 or inf, default inf
  *   pools = s1                  ; optional eligibility list, default all
  *
+ *   [caps.NAME]                 ; optional, per pool: a fleet host's local
+ *   TENANT = 4                  ;   demands (cap on x[TENANT][NAME], >= 0 or
+ *   TENANT = 4, 3.5             ;   inf), optionally with the allocation
+ *                               ;   (a fleet dump, docs/fleet.md). Tenants
+ *                               ;   not listed are capped at 0 on NAME.
+ *
  * Names (resources, pools, tenants) are 1-32 characters of [A-Za-z0-9_.:@-].
  * Sections may come in any order; every error is "file:line: message".
  * The policy name is kept as text (checked by the caller against
@@ -45,6 +51,9 @@ struct scenario {
 	double *max_tasks;     /* [N], INFINITY when not given */
 	double *weight;	       /* [N], 1 when not given */
 	bool *eligible;	       /* [N][K], all true when not given */
+	double *cap;	       /* [N][K] per-pool caps; NULL without [caps.*] */
+	double *alloc;	       /* [N][K] given allocation (with cap), valid when has_alloc */
+	bool has_alloc;
 	char *policy;	       /* [scenario] policy, NULL when not given */
 	int policy_line;
 	double alpha; /* [scenario] alpha, NAN when not given */

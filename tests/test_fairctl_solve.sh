@@ -173,6 +173,30 @@ for f in psdsf-regress-n100-k20 psdsf-regress-n400-k15; do
 	done
 done
 
+# --- fleet: capped PS-DSF and fleet dumps (docs/fleet.md) -------------------
+expect_totals "7 7 2" 1e-6 "$V/fleet-f1.ini"
+expect_totals "2.6 2.6 5.2 3.9" 1e-6 "$V/fleet-f3.ini"
+expect_json 'd["per_pool_caps"] and not d["given_allocation"] and abs(d["tenants"][1]["per_pool"]["h1"] - 1) < 1e-6 and d["tenants"][0]["bottleneck"] == {"h1": "cpu"} and d["checks"]["psdsf"]["holds"] is True and d["checks"]["pareto"]["state"] == "n/a"' \
+	"$V/fleet-f1.ini" --check
+if run 0 solve "$V/fleet-f1-dump.ini" --check; then
+	expect_grep 'given allocation (fleet dump)' out "fleet dump header"
+	expect_grep '^  feasible  *yes' out "fleet dump feasible"
+	expect_grep '^  capped psdsf (Theorem 1 ext)  *yes' out "fleet dump certified"
+fi
+if run 0 solve "$V/fleet-f1-per-host.ini" --check; then
+	expect_grep '^  capped psdsf (Theorem 1 ext)  *no: tenant a is below its cap on pool h1' out \
+		"per-host answer is not a fleet allocation"
+fi
+sed 's/^c = 2, 2$/c = 2, 3/; s/^b = 8, 6$/b = 8, 5/' "$V/fleet-f1-dump.ini" >"$TMP/overcap.ini"
+if run 0 solve "$TMP/overcap.ini" --check; then
+	expect_grep '^  feasible  *no: tenant c has 3 tasks on pool h2, above its cap 2' out "dump above cap"
+fi
+run 2 solve "$V/fleet-f1.ini" --policy njc && expect_grep 'njc is defined for one pool' err "njc on a fleet"
+sed 's/^\[caps.h2\]$/[caps.h3]/' "$V/fleet-f1.ini" >"$TMP/badcaps.ini"
+run 2 solve "$TMP/badcaps.ini" && expect_grep 'names no \[pool.h3\]' err "caps of an unknown pool"
+sed '/^\[caps.h2\]$/,$d' "$V/fleet-f1-dump.ini" >"$TMP/partial.ini"
+run 2 solve "$TMP/partial.ini" && expect_grep "pool 'h2' has no \[caps.h2\]" err "dump without a host"
+
 # --- the shipped example --------------------------------------------------
 if run 0 solve "$EX/build-farm.ini"; then
 	expect_grep 'policy njc' out "example default policy from the file"

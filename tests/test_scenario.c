@@ -36,7 +36,16 @@ struct bad_case {
 
 static const struct bad_case bad_cases[] = {
     {"unknown_section", HEAD "[poool.a]\ncapacity = 1, 2\n" TENANT, -EINVAL, 3,
-     "unknown section [poool.a] (expected [scenario], [pool.NAME] or [tenant.NAME])"},
+     "unknown section [poool.a] (expected [scenario], [pool.NAME], [tenant.NAME] or [caps.NAME])"},
+    {"caps_unknown_tenant", GOOD "[caps.a]\nu = 1\n", -EINVAL, 8, "unknown tenant 'u' in [caps.a]"},
+    {"caps_twice", GOOD "[caps.a]\nt = 1\nt = 2\n", -EINVAL, 9,
+     "tenant 't' listed twice in [caps.a]"},
+    {"caps_negative", GOOD "[caps.a]\nt = -1\n", -EINVAL, 8,
+     "bad cap '-1' for t (a number >= 0, or inf)"},
+    {"caps_three_values", GOOD "[caps.a]\nt = 1, 2, 3\n", -EINVAL, 8,
+     "t: expected CAP or CAP, ALLOC, got 3 values"},
+    {"caps_inf_alloc", GOOD "[caps.a]\nt = 1, inf\n", -EINVAL, 8,
+     "bad allocation 'inf' for t (a number >= 0)"},
     {"unknown_key_pool", HEAD "[pool.a]\ncapacty = 1, 2\n" TENANT, -EINVAL, 4,
      "unknown key 'capacty' in [pool.a]"},
     {"unknown_key_scenario", HEAD "name = x\n" POOL TENANT, -EINVAL, 3,

@@ -20,6 +20,7 @@
 #endif
 
 #include "policy.h"
+#include "psdsf_caps.h"
 #include "scenario.h"
 
 #define CHECK_TOL 1e-6 /* ALGORITHMS.md 4: 1e-6 worked for the reference runs */
@@ -69,6 +70,10 @@ static void usage(FILE *out)
 		"                  why one fails; failing properties do not change the exit\n"
 		"                  status\n"
 		"  -h, --help      this text\n\n"
+		"A file with [caps.POOL] sections (per-pool caps: a fleet's local demands,\n"
+		"docs/fleet.md) is solved with capped PS-DSF; when those sections also give\n"
+		"each tenant's allocation (TENANT = CAP, ALLOC: a fleet dump), that\n"
+		"allocation is shown and --check certifies it instead of solving.\n\n"
 		"Exit status: 0 solved, 1 the solver or a check failed to run, 2 bad command\n"
 		"line or file, or a policy that does not apply (drf, njc: one pool only).\n");
 }
@@ -219,7 +224,7 @@ static void bottleneck_text(const struct scenario *sc, const struct fs_problem *
 	for (size_t k = 0; k < sc->n_pools && used < len; k++) {
 		const char *r = resource_name(sc, s->bottleneck[n * sc->n_pools + k]);
 
-		if (fs_gamma(p, n, k) <= 0)
+		if (fs_gamma(p, n, k) <= 0 || (sc->cap && sc->cap[n * sc->n_pools + k] <= 0))
 			continue;
 		if (sc->n_pools == 1)
 			used += (size_t)snprintf(buf + used, len - used, "%s", r);
@@ -254,6 +259,9 @@ static void print_table(const struct scenario *sc, const struct fs_problem *p,
 	printf("%s: policy %s", sc->path, fs_rule_name(s->rule));
 	if (s->rule == FS_RULE_APF)
 		printf(" (alpha %s)", num(opt->alpha, b1, sizeof(b1)));
+	if (sc->cap)
+		printf(" with per-pool caps%s",
+		       sc->has_alloc ? ", given allocation (fleet dump)" : "");
 	printf(", %zu tenants, %zu pool%s, %d iteration%s\n\n", sc->n_tenants, K, K == 1 ? "" : "s",
 	       s->iterations, s->iterations == 1 ? "" : "s");
 
@@ -289,6 +297,47 @@ static void print_table(const struct scenario *sc, const struct fs_problem *p,
 	}
 }
 
+/* x <= cap on every pool: the cap part of feasibility in a fleet. */
+static bool within_caps(const struct scenario *sc, const double *x, struct fs_error *why)
+{
+	size_t K = sc->n_pools;
+
+	for (size_t n = 0; n < sc->n_tenants; n++)
+		for (size_t k = 0; k < K; k++)
+			if (x[n * K + k] > sc->cap[n * K + k] * (1 + CHECK_TOL) + CHECK_TOL) {
+				snprintf(why->msg, sizeof(why->msg),
+					 "tenant %s has %g tasks on pool %s, above its cap %g",
+					 sc->tenant_names[n], x[n * K + k], sc->pool_names[k],
+					 sc->cap[n * K + k]);
+				return false;
+			}
+	return true;
+}
+
+/*
+ * With per-pool caps only feasibility and the extended Theorem 1 apply: the
+ * other predicates of section 4 know nothing of caps and would judge a
+ * different problem.
+ */
+static void run_caps_checks(const struct scenario *sc, const struct fs_problem *p,
+			    const struct fs_solution *s, struct check_result *res)
+{
+	bool ok = fs_check_feasible(p, s->x, CHECK_TOL, &res[CHK_FEASIBLE].why) &&
+		  within_caps(sc, s->x, &res[CHK_FEASIBLE].why);
+
+	res[CHK_FEASIBLE].state = ok ? CHECK_HOLDS : CHECK_FAILS;
+	res[CHK_PSDSF].label = "capped psdsf (Theorem 1 ext)";
+	res[CHK_PSDSF].state = fs_check_psdsf_caps(p, sc->cap, s->x, CHECK_TOL, &res[CHK_PSDSF].why)
+				   ? CHECK_HOLDS
+				   : CHECK_FAILS;
+	for (int i = 0; i < CHK__COUNT; i++) {
+		if (i == CHK_FEASIBLE || i == CHK_PSDSF)
+			continue;
+		res[i].state = CHECK_NA;
+		snprintf(res[i].why.msg, sizeof(res[i].why.msg), "does not model per-pool caps");
+	}
+}
+
 static void run_checks(const struct scenario *sc, const struct fs_problem *p,
 		       const struct fs_solution *s, struct check_result *res)
 {
@@ -306,6 +355,10 @@ static void run_checks(const struct scenario *sc, const struct fs_problem *p,
 	for (int i = 0; i < CHK__COUNT; i++) {
 		res[i] = (struct check_result){.key = keys[i][0], .label = keys[i][1]};
 		res[i].why.msg[0] = '\0';
+	}
+	if (sc->cap) {
+		run_caps_checks(sc, p, s, res);
+		return;
 	}
 #define SET(i, ok) res[i].state = (ok) ? CHECK_HOLDS : CHECK_FAILS
 	SET(CHK_FEASIBLE, fs_check_feasible(p, s->x, CHECK_TOL, &res[CHK_FEASIBLE].why));
@@ -386,6 +439,8 @@ static int print_json(const struct scenario *sc, const struct fs_problem *p,
 	if (s->rule == FS_RULE_APF)
 		json_object_object_add(root, "alpha", jnum(opt->alpha));
 	json_object_object_add(root, "iterations", json_object_new_int(s->iterations));
+	json_object_object_add(root, "per_pool_caps", json_object_new_boolean(sc->cap != NULL));
+	json_object_object_add(root, "given_allocation", json_object_new_boolean(sc->has_alloc));
 	arr = json_object_new_array();
 	for (size_t r = 0; r < M; r++)
 		json_object_array_add(arr, json_object_new_string(sc->resource_names[r]));
@@ -432,7 +487,7 @@ static int print_json(const struct scenario *sc, const struct fs_problem *p,
 			struct json_object *bn = json_object_new_object();
 
 			for (size_t k = 0; k < K; k++)
-				if (fs_gamma(p, n, k) > 0)
+				if (fs_gamma(p, n, k) > 0 && (!sc->cap || sc->cap[n * K + k] > 0))
 					json_object_object_add(bn, sc->pool_names[k],
 							       jres(sc, s->bottleneck[n * K + k]));
 			json_object_object_add(ten, "bottleneck", bn);
@@ -469,6 +524,46 @@ static int print_json(const struct scenario *sc, const struct fs_problem *p,
 	return rc;
 }
 #endif
+
+/*
+ * fs_solve, or with [caps.*] capped PS-DSF (the fleet rule), or a fleet
+ * dump's own allocation taken as it is so that --check certifies it.
+ */
+static int solve(const struct scenario *sc, const struct fs_problem *p, enum fs_rule rule,
+		 const struct fs_options *opt, struct fs_solution *sol, struct fs_error *err)
+{
+	if (!sc->cap)
+		return fs_solve(p, rule, opt, sol, err);
+	if (rule != FS_RULE_PSDSF) {
+		memset(sol, 0, sizeof(*sol));
+		snprintf(err->msg, sizeof(err->msg),
+			 "per-pool caps ([caps.*], a fleet) apply to psdsf only%s",
+			 rule == FS_RULE_NJC ? " (njc is defined for one pool)" : "");
+		return -EINVAL;
+	}
+	if (!sc->has_alloc)
+		return fs_solve_psdsf_caps(p, sc->cap, opt, sol, err);
+	if (fs_solution_init(sol, p) < 0) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return -ENOMEM;
+	}
+	sol->rule = FS_RULE_PSDSF;
+	sol->guard = 1;
+	memcpy(sol->x, sc->alloc, sc->n_tenants * sc->n_pools * sizeof(double));
+	fs_solution_finish(sol, p, CHECK_TOL);
+	for (size_t n = 0; n < sc->n_tenants; n++) {
+		double share = INFINITY;
+
+		for (size_t k = 0; k < sc->n_pools; k++) {
+			double g = fs_gamma(p, n, k);
+			if (g > 0 && sc->cap[n * sc->n_pools + k] > 0)
+				share = fmin(share, sol->tenant[n].total / (fs_weight(p, n) * g));
+		}
+		sol->tenant[n].share = isfinite(share) ? share : 0;
+		sol->tenant[n].certificate = FS_NO_RESOURCE;
+	}
+	return 0;
+}
 
 int fairctl_solve_main(int argc, char **argv)
 {
@@ -508,7 +603,7 @@ int fairctl_solve_main(int argc, char **argv)
 		rc = FAIRCTL_EXIT_USAGE;
 		goto out;
 	}
-	r = fs_solve(&p, rule, &opt, &sol, &ferr);
+	r = solve(&sc, &p, rule, &opt, &sol, &ferr);
 	if (r < 0) {
 		fprintf(stderr, "fairctl solve: %s: %s: %s\n", sc.path, fs_rule_name(rule),
 			ferr.msg);

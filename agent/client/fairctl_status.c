@@ -21,7 +21,8 @@ static void usage(FILE *out)
 	    "Usage: fairctl status [--json] [--socket PATH]\n\n"
 	    "Show the running fairshared's allocation: policy, period, bottleneck resources,\n"
 	    "and per tenant its weight and entitlement, demand, allocation, measured use,\n"
-	    "bottleneck resources, share, minimal gap, mode and the cgroup limits.\n\n"
+	    "bottleneck resources, share, minimal gap, mode and the cgroup limits; in\n"
+	    "fleet mode also the fleet state (mode, leader, the allocation's age).\n\n"
 	    "  -j, --json         the daemon's answer as JSON (schema: agent/control_status.h)\n"
 	    "  -s, --socket PATH  control socket (default $" FAIRCTL_SOCKET_ENV
 	    " or " FAIRCTL_DEFAULT_SOCKET ")\n"
@@ -96,8 +97,34 @@ static void print_tenant(FILE *f, const struct fcj_status *s, const struct fcj_t
 	fprintf(f, "    estimate   %s\n", t->estimate);
 }
 
+/* Fleet mode's line (docs/fleet.md), from the answer's "fleet" object. */
+static void fleet_text(struct json_object *resp, char *buf, size_t len)
+{
+	struct json_object *f, *v;
+	const char *k[] = {"mode", "reason", "host", "leader"};
+	const char *val[4] = {"?", "", "?", ""};
+	double age = NAN;
+	long long applied = 0;
+
+	buf[0] = '\0';
+	if (!json_object_object_get_ex(resp, "fleet", &f))
+		return;
+	for (int i = 0; i < 4; i++)
+		if (json_object_object_get_ex(f, k[i], &v) && json_object_get_string(v))
+			val[i] = json_object_get_string(v);
+	if (json_object_object_get_ex(f, "alloc_age_seconds", &v) && v)
+		age = json_object_get_double(v);
+	if (json_object_object_get_ex(f, "applied_revision", &v))
+		applied = (long long)json_object_get_int64(v);
+	snprintf(buf, len,
+		 "  fleet: %s as host %s (%s); leader %s; last applied revision %lld, "
+		 "allocation age %.2f s\n",
+		 val[0], val[2], val[1], val[3][0] ? val[3] : "unknown", applied, age);
+}
+
 int fairctl_status_main(int argc, char **argv)
 {
+	char fleet[1600];
 	const char *sock = NULL;
 	struct json_object *resp = NULL;
 	struct fcj_status st;
@@ -122,6 +149,7 @@ int fairctl_status_main(int argc, char **argv)
 		json_object_put(resp);
 		return FAIRCTL_EXIT_OK;
 	}
+	fleet_text(resp, fleet, sizeof(fleet));
 	r = fcj_status_parse(resp, &st, err, sizeof(err));
 	json_object_put(resp);
 	if (r < 0) {
@@ -130,6 +158,7 @@ int fairctl_status_main(int argc, char **argv)
 		return FAIRCTL_EXIT_FAIL;
 	}
 	print_header(stdout, &st);
+	fputs(fleet, stdout);
 	for (size_t i = 0; i < st.n_tenants; i++)
 		print_tenant(stdout, &st, &st.t[i]);
 	fcj_status_free(&st);

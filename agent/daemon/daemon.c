@@ -12,6 +12,7 @@
 
 #include "adapt.h"
 #include "check.h"
+#include "daemon_fleet.h"
 #include "cgroupfs.h"
 #include "host_mem.h"
 #include "io_weight.h"
@@ -66,8 +67,10 @@ struct fsd_daemon {
 	struct ct_state ct;
 	struct plan_config pcfg_now;
 
-	bool released;	   /* fairctl release until the next reload */
-	int metrics_errno; /* last metrics write error, logged once */
+	struct fsd_fleet *fleet; /* [fleet]: NULL without it */
+	double *given_x;	 /* [n]: the fleet's grants this period */
+	bool released;		 /* fairctl release until the next reload */
+	int metrics_errno;	 /* last metrics write error, logged once */
 	bool ready;
 	unsigned failed_periods;
 	struct fsd_period_cost cost; /* of the last period */
@@ -362,6 +365,16 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 	d->conf = conf;
 	if (r < 0)
 		goto fail;
+	d->given_x = calloc(d->n + 1, sizeof(double));
+	if (!d->given_x) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (!o->once && !o->check_config) {
+		r = fsd_fleet_open(&d->fleet, conf);
+		if (r < 0)
+			goto fail;
+	}
 	if (!o->check_config)
 		fsd_check_host(conf, &d->paths, check_warn, NULL);
 	disks_reset(d, now_us);
@@ -409,6 +422,8 @@ void fsd_daemon_free(struct fsd_daemon *d)
 		fs_writer_close(d->writer);
 	plan_free(&d->plan);
 	plan_free(&d->spare);
+	fsd_fleet_close(d->fleet);
+	free(d->given_x);
 	tenant_arrays_free(&d->ta);
 	fs_conf_free(d->conf);
 	free(d);
@@ -654,6 +669,21 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 	charge(d, FSD_STAGE_ESTIMATE, &mark);
 	host.mem_available = d->host_mem.available;
 	host.mem_psi_full = d->host_mem.psi_full_avg10;
+	if (d->fleet) {
+		enum fsd_fleet_outcome fo =
+		    fsd_fleet_step(d->fleet, &d->pcfg_now.res, d->n, d->ta.pin, now_us, d->given_x);
+
+		fsd_fleet_publish(d->fleet, &d->pub.fleet);
+		if (fo == FSD_FLEET_HOLD && d->have_plan) {
+			/* Nothing applicable yet, the last fleet plan is recent:
+			 * keep it, write nothing new (docs/fleet.md). */
+			charge(d, FSD_STAGE_PLAN, &mark);
+			publish(d, now_us);
+			write_metrics(d);
+			return 0;
+		}
+		d->pcfg_now.given_x = fo == FSD_FLEET_APPLY ? d->given_x : NULL;
+	}
 	r = plan_recompute(&d->pcfg_now, &host, d->n, d->ta.pin, d->have_plan ? &d->plan : NULL,
 			   &next, &err);
 	d->spare = next; /* its array, whatever the outcome */
@@ -810,6 +840,12 @@ static const char *restart_only(const struct fs_conf *a, const struct fs_conf *b
 		return "state_dir";
 	if (strcmp(a->agent.socket, b->agent.socket))
 		return "socket";
+	if (a->fleet.enabled != b->fleet.enabled ||
+	    strcmp(a->fleet.endpoints, b->fleet.endpoints) ||
+	    strcmp(a->fleet.prefix, b->fleet.prefix) || strcmp(a->fleet.host, b->fleet.host) ||
+	    a->fleet.lease_ttl_s != b->fleet.lease_ttl_s ||
+	    a->fleet.max_age_us != b->fleet.max_age_us)
+		return "[fleet]";
 	if (a->agent.sampler != b->agent.sampler)
 		return "sampler";
 	if (a->agent.bpf_wait != b->agent.bpf_wait)

@@ -720,7 +720,7 @@ int plan_recompute(const struct plan_config *cfg, const struct plan_host *host, 
 		struct plan_tenant *t = &out->t[pp.index[j]];
 
 		t->in_problem = true;
-		t->x = sol.x[j];
+		t->x = cfg->given_x ? fmin(1, fmax(0, cfg->given_x[pp.index[j]])) : sol.x[j];
 		t->share = sol.tenant[j].share;
 		t->bottleneck = sol.bottleneck[j];
 		wsum += pp.weight[j];

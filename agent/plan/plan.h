@@ -215,6 +215,11 @@ struct plan_config {
 	/* Per period (the daemon sets it from agent/estimate/contention.h): io
 	 * resources that are contended, a bottleneck whatever their use. */
 	bool contended[FS_MAX_RES];
+	/* Per period, fleet mode (docs/fleet.md): the fraction of each tenant's
+	 * demand granted, per in[] index, as the fleet's leader solved it; the
+	 * local solve still runs for the diagnostics (share, bottleneck) but
+	 * its x is replaced. NULL: the local solve decides. */
+	const double *given_x;
 };
 
 /* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB (at least 4 MiB), step 25 %,

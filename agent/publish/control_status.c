@@ -136,6 +136,35 @@ static struct json_object *resource(const struct fsd_published *p, size_t r)
 	return o;
 }
 
+/* Fleet mode's state (docs/fleet.md): the age is of the allocation last read. */
+static struct json_object *fleet(const struct fsd_fleet_pub *f)
+{
+	struct json_object *o = json_object_new_object();
+	double age =
+	    f->alloc_time_us ? ((double)f->now_real_us - (double)f->alloc_time_us) / 1e6 : NAN;
+
+	add(o, "mode", json_object_new_string(f->mode));
+	add(o, "reason", json_object_new_string(f->reason));
+	add(o, "host", json_object_new_string(f->host));
+	add(o, "leader", json_object_new_string(f->leader));
+	add(o, "is_leader", json_object_new_boolean(f->is_leader));
+	add(o, "etcd_ok", json_object_new_boolean(f->etcd_ok));
+	add(o, "version", json_object_new_int64(f->version));
+	add(o, "alloc_revision", json_object_new_int64(f->alloc_revision));
+	add(o, "applied_revision", json_object_new_int64(f->applied_revision));
+	add(o, "alloc_age_seconds", fsd_json_num(age));
+	add(o, "fallback_after_periods", json_object_new_uint64(f->fallback_periods));
+	add(o, "applied_age_seconds", fsd_json_num((double)f->applied_age_us / 1e6));
+	add(o, "solved_hosts", json_object_new_uint64(f->solved_hosts));
+	add(o, "solve_ms", fsd_json_num((double)f->solve_ns / 1e6));
+	add(o, "periods_local", json_object_new_uint64(f->periods[0]));
+	add(o, "periods_fleet", json_object_new_uint64(f->periods[1]));
+	add(o, "periods_hold", json_object_new_uint64(f->periods[2]));
+	add(o, "etcd_requests", json_object_new_uint64(f->etcd_requests));
+	add(o, "etcd_bytes_sent", json_object_new_uint64(f->etcd_bytes));
+	return o;
+}
+
 int fsd_json_status(const struct fsd_published *p, struct json_object *o)
 {
 	struct json_object *rs = json_object_new_array(), *ts = json_object_new_array();
@@ -153,6 +182,8 @@ int fsd_json_status(const struct fsd_published *p, struct json_object *o)
 	add(o, "mode_reason", json_object_new_string(p->mode_reason));
 	add(o, "dry_run", json_object_new_boolean(p->dry_run));
 	add(o, "released", json_object_new_boolean(p->released));
+	if (p->fleet.enabled)
+		add(o, "fleet", fleet(&p->fleet));
 	add(o, "files_written", json_object_new_uint64(p->written));
 	add(o, "files_failed", json_object_new_uint64(p->failed));
 	for (size_t r = 0; r < p->pcfg.res.n; r++)

@@ -29,6 +29,26 @@ struct fsd_tenant_pub {
 	struct plan_tenant plan;
 };
 
+/* Fleet mode (docs/fleet.md), for status; enabled false without [fleet]. */
+struct fsd_fleet_pub {
+	bool enabled;
+	char mode[8]; /* "fleet", "hold", "local" */
+	char reason[1100];
+	char host[64], leader[64];
+	bool is_leader, etcd_ok;
+	int64_t version;	   /* of this host's last published record */
+	int64_t alloc_revision;	   /* of the allocation last read */
+	int64_t applied_revision;  /* of the allocation last applied */
+	uint64_t applied_age_us;   /* its age when it was applied */
+	uint64_t fallback_periods; /* at the last switch to local (fleet.h) */
+	uint64_t alloc_time_us;	   /* its CLOCK_REALTIME stamp */
+	uint64_t now_real_us;	   /* CLOCK_REALTIME of this period: the age is the difference */
+	size_t solved_hosts;	   /* leader: hosts in its last solve */
+	uint64_t solve_ns;
+	uint64_t periods[3]; /* local, fleet, hold */
+	uint64_t etcd_requests, etcd_bytes;
+};
+
 struct fsd_published {
 	uint64_t period;  /* completed periods */
 	uint64_t time_us; /* CLOCK_MONOTONIC of the period */
@@ -47,6 +67,7 @@ struct fsd_published {
 	bool dry_run;
 	bool released; /* fairctl release: originals restored, not enforcing */
 	uint64_t written_total, failed_total, failed_periods_total;
+	struct fsd_fleet_pub fleet;
 };
 
 /*

@@ -344,7 +344,8 @@ static void test_errors_agent(void **state)
 	expect_error(f, ROOT "[agent]\n" TENANT, 3, "duplicate section [agent]");
 	expect_error(f, "cpu = 1\n" ROOT TENANT, 1, "key 'cpu' outside of any section");
 	expect_error(f, ROOT "[global]\n" TENANT, 3,
-		     "unknown section [global] (expected [agent], [resources], [tenant.NAME])");
+		     "unknown section [global] (expected [agent], [resources], [tenant.NAME], "
+		     "[fleet])");
 	expect_error(f, ROOT "policy =\n" TENANT, 3, "empty value for 'policy'");
 	{
 		struct fs_conf *c = load_ok(f, ROOT "metrics_file =\n" TENANT);
@@ -596,6 +597,73 @@ static void test_missing_file(void **state)
 	assert_non_null(strstr(f->err, "nope.conf"));
 }
 
+/* [fleet] (conf/fleet_conf.h): defaults from the interval, every key, errors. */
+static void test_fleet(void **state)
+{
+	struct fx *f = *state;
+	struct fs_conf *c;
+	char pass[600];
+
+	c = load_ok(f, ROOT TENANT);
+	assert_false(c->fleet.enabled);
+	fs_conf_free(c);
+
+	c = load_ok(f, ROOT "interval = 400ms\n" TENANT
+			    "[fleet]\nendpoints = http://127.0.0.1:2379\nhost = h1\n");
+	assert_true(c->fleet.enabled);
+	assert_string_equal(c->fleet.endpoints, "http://127.0.0.1:2379");
+	assert_string_equal(c->fleet.prefix, "/fairshare/");
+	assert_string_equal(c->fleet.host, "h1");
+	assert_int_equal(c->fleet.lease_ttl_s, 5);
+	assert_int_equal(c->fleet.max_age_us, 800000); /* 2 periods */
+	assert_int_equal(c->fleet.timeout_us, 200000); /* half a period */
+	fs_conf_free(c);
+
+	snprintf(pass, sizeof(pass), "%s/etcd.pass", f->dir);
+	at_write(f->dir, "etcd.pass", "s3cret\n");
+	{
+		char text[2048];
+
+		snprintf(text, sizeof(text),
+			 ROOT TENANT "[fleet]\nendpoints = https://a:2379, https://b:2379\n"
+				     "prefix = /farm\nhost = ci-07.example\nlease_ttl = 3s\n"
+				     "max_age = 5s\ntimeout = 300ms\ncacert = /etc/ca.pem\n"
+				     "cert = /etc/c.pem\nkey = /etc/k.pem\nuser = fs\n"
+				     "password_file = %s\n",
+			 pass);
+		c = load_ok(f, text);
+	}
+	assert_string_equal(c->fleet.prefix, "/farm/");
+	assert_string_equal(c->fleet.host, "ci-07.example");
+	assert_int_equal(c->fleet.lease_ttl_s, 3);
+	assert_int_equal(c->fleet.max_age_us, 5000000);
+	assert_int_equal(c->fleet.timeout_us, 300000);
+	assert_string_equal(c->fleet.cacert, "/etc/ca.pem");
+	assert_string_equal(c->fleet.user, "fs");
+	assert_string_equal(c->fleet.password, "s3cret");
+	fs_conf_free(c);
+
+	expect_error(f, ROOT TENANT "[fleet]\nhost = h1\n", 5,
+		     "[fleet] needs endpoints = http://HOST:PORT, ...");
+	expect_error(f, ROOT "policy = njc\n" TENANT "[fleet]\nendpoints = http://a:1\n", 6,
+		     "[fleet] needs policy = psdsf: the fleet shares by PS-DSF across hosts, and "
+		     "njc is defined for one host");
+	expect_error(f, ROOT TENANT "[fleet]\nendpoints = http://a:1\nlease_ttl = 1s\n", 7,
+		     "lease_ttl must be whole seconds, at least 2s (etcd leases count in seconds)");
+	expect_error(f, ROOT TENANT "[fleet]\nendpoints = http://a:1\nhost = a b\n", 7,
+		     "bad fleet host name 'a b' (letters, digits, '_', '.', '-')");
+	expect_error(f, ROOT TENANT "[fleet]\nendpoints = http://a:1\nmax_age = soon\n", 7,
+		     "bad max_age 'soon' (e.g. 5s, 500ms)");
+	expect_error(f, ROOT TENANT "[fleet]\nendpoints = http://a:1\nwho = me\n", 7,
+		     "unknown key 'who' in [fleet]");
+	expect_error(f, ROOT TENANT "[fleet]\nendpoints = http://a:1\npassword_file = /x\n", 7,
+		     "password_file needs user");
+	expect_error(f, ROOT TENANT "[fleet]\nendpoints = http://a:1\ncacert = ca.pem\n", 7,
+		     "cacert must be an absolute path");
+	expect_error(f, ROOT TENANT "[fleet]\nendpoints = http://a:1\n[fleet]\n", 7,
+		     "duplicate section [fleet]");
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -611,6 +679,7 @@ int main(void)
 	    T(test_errors_tenants),
 	    T(test_errors_ini_limits),
 	    T(test_missing_file),
+	    T(test_fleet),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PS-DSF with per-pool caps (psdsf_caps.h, docs/fleet.md).
+ *
+ * Best response of pool k: with every tenant's tasks on the other pools fixed
+ * (off_n), tenant n's weighted VDS on k is (off_n + x_{n,k}) / s_n with
+ * s_n = phi_n gamma_{n,k}. Raise a level L; each climbing tenant holds
+ * x_{n,k} = clamp(L s_n - off_n, 0, room_n), room_n = min(cap_{n,k},
+ * max_tasks_n - off_n). Use of each resource is piecewise linear in L with
+ * breakpoints where a tenant starts (L = off_n / s_n) or reaches its room;
+ * walking the sorted breakpoints finds the first L where a resource
+ * saturates. Every climbing tenant that demands it stops there: the resource
+ * is its bottleneck (its VDS is L or, if it had not started, above L, and no
+ * holder's VDS exceeds L). The others climb on. At most M such stops per pool.
+ *
+ * Sweeps of these best responses over the pools, from zero, until one moves
+ * no x_{n,k} by more than tol gamma_{n,k}: then every pool is at its best
+ * response, which is the extended Theorem-1 condition. The single-host
+ * solver's acceleration (psdsf.c) is not repeated here: fleet instances are
+ * capped by local demand, which ends most drifts early (a tenant reaches its
+ * cap); the result is checked either way.
+ */
+#include "psdsf_caps.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CAPS_DEFAULT_SWEEPS 20000
+#define LBL		    48
+
+struct bp {
+	double level;
+	size_t n;
+	bool is_end; /* room reached, else start */
+};
+
+struct caps_solver {
+	const struct fs_problem *p;
+	const double *cap;
+	size_t N, K, M;
+	double tol;
+	double *x, *gamma, *tot;    /* [N][K], [N][K], [N] */
+	double *off, *slope, *room; /* [N] */
+	bool *climbing;		    /* [N] */
+	struct bp *bps;		    /* [2N] */
+	double *use, *rate;	    /* [M] */
+};
+
+static int cmp_bp(const void *a, const void *b)
+{
+	const struct bp *x = a, *y = b;
+
+	if (x->level != y->level)
+		return x->level < y->level ? -1 : 1;
+	/* Starts before ends at the same level, then by tenant: deterministic. */
+	if (x->is_end != y->is_end)
+		return x->is_end ? 1 : -1;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+static double cap_of(const struct caps_solver *s, size_t n, size_t k)
+{
+	return s->cap ? s->cap[n * s->K + k] : INFINITY;
+}
+
+/* x_{n,k} of a climbing tenant at level L. */
+static double at_level(const struct caps_solver *s, size_t n, double L)
+{
+	return fmin(fmax(L * s->slope[n] - s->off[n], 0), s->room[n]);
+}
+
+/* Use of each resource on k at level L: fixed holders plus climbing tenants. */
+static void use_at(struct caps_solver *s, size_t k, double L)
+{
+	const size_t M = s->M, K = s->K;
+
+	memset(s->use, 0, M * sizeof(double));
+	memset(s->rate, 0, M * sizeof(double));
+	for (size_t n = 0; n < s->N; n++) {
+		const double *d = &s->p->demand[n * M];
+		double xn = s->climbing[n] ? at_level(s, n, L) : s->x[n * K + k];
+		/* The same expressions as the breakpoints, so that a
+		 * tenant's slope counts exactly between its two. */
+		bool linear = s->climbing[n] && L >= s->off[n] / s->slope[n] &&
+			      L < (s->off[n] + s->room[n]) / s->slope[n];
+
+		for (size_t r = 0; r < M; r++) {
+			s->use[r] += xn * d[r];
+			if (linear)
+				s->rate[r] += s->slope[n] * d[r];
+		}
+	}
+}
+
+/*
+ * First level above L0 at which a resource demanded by a climbing tenant
+ * saturates, walking breakpoints from index *bi; INFINITY when every climbing
+ * tenant reaches its room first. *sat receives that resource.
+ */
+static double next_saturation(struct caps_solver *s, size_t k, double L0, size_t nbp, size_t *bi,
+			      size_t *sat)
+{
+	const size_t M = s->M;
+	const double *c = &s->p->capacity[k * M];
+	double L = L0;
+
+	use_at(s, k, L);
+	for (;;) {
+		double next = *bi < nbp ? s->bps[*bi].level : INFINITY;
+		double best = INFINITY;
+
+		for (size_t r = 0; r < M; r++) {
+			if (s->rate[r] <= 0)
+				continue;
+			double hit = L + (c[r] - s->use[r]) / s->rate[r];
+			if (hit < best) {
+				best = hit;
+				*sat = r;
+			}
+		}
+		if (best <= next)
+			return fmax(best, L);
+		if (!isfinite(next))
+			return INFINITY;
+		/* Cross the breakpoint(s) at next; recompute exactly there. */
+		while (*bi < nbp && s->bps[*bi].level <= next)
+			(*bi)++;
+		L = next;
+		use_at(s, k, L);
+	}
+}
+
+/* Pool k's best response; returns the largest |change| / gamma. */
+static double best_response(struct caps_solver *s, size_t k)
+{
+	const size_t N = s->N, K = s->K, M = s->M;
+	const double *c = &s->p->capacity[k * M];
+	double moved = 0, L = 0;
+	size_t nbp = 0, bi = 0;
+
+	for (size_t n = 0; n < N; n++) {
+		double g = s->gamma[n * K + k];
+		double xo = s->x[n * K + k];
+
+		s->climbing[n] = false;
+		s->off[n] = s->tot[n] - xo;
+		if (g <= 0) {
+			s->x[n * K + k] = 0;
+			continue;
+		}
+		s->slope[n] = fs_weight(s->p, n) * g;
+		s->room[n] = fmax(0, fmin(cap_of(s, n, k), fs_max_tasks(s->p, n) - s->off[n]));
+		s->x[n * K + k] = 0;
+		if (s->room[n] <= 0)
+			continue;
+		s->climbing[n] = true;
+		s->bps[nbp++] = (struct bp){s->off[n] / s->slope[n], n, false};
+		s->bps[nbp++] = (struct bp){(s->off[n] + s->room[n]) / s->slope[n], n, true};
+	}
+	qsort(s->bps, nbp, sizeof(*s->bps), cmp_bp);
+	for (size_t stops = 0; stops <= M; stops++) {
+		size_t sat = 0;
+		double Ls = next_saturation(s, k, L, nbp, &bi, &sat);
+		bool any = false;
+
+		if (!isfinite(Ls)) {
+			for (size_t n = 0; n < N; n++)
+				if (s->climbing[n])
+					s->x[n * K + k] = s->room[n];
+			break;
+		}
+		L = Ls;
+		use_at(s, k, L);
+		/* Stop the demanders of every resource full at L (ties included). */
+		for (size_t r = 0; r < M; r++) {
+			if (r != sat && s->use[r] < c[r] * (1 - s->tol))
+				continue;
+			for (size_t n = 0; n < N; n++) {
+				if (!s->climbing[n] || s->p->demand[n * M + r] <= 0)
+					continue;
+				s->x[n * K + k] = at_level(s, n, L);
+				s->climbing[n] = false;
+				any = true;
+			}
+		}
+		if (!any) /* cannot happen: sat has a climbing demander */
+			break;
+	}
+	/* The level walk is exact up to rounding; keep k within capacity. */
+	for (size_t r = 0; r < M; r++) {
+		double u = 0;
+		for (size_t n = 0; n < N; n++)
+			u += s->x[n * K + k] * s->p->demand[n * M + r];
+		if (u > c[r] && u > 0)
+			for (size_t n = 0; n < N; n++)
+				if (s->p->demand[n * M + r] > 0)
+					s->x[n * K + k] *= c[r] / u;
+	}
+	for (size_t n = 0; n < N; n++) {
+		double g = s->gamma[n * K + k];
+		double xn = s->x[n * K + k];
+		double was = s->tot[n] - s->off[n];
+
+		if (g > 0)
+			moved = fmax(moved, fabs(xn - was) / g);
+		s->tot[n] = s->off[n] + xn;
+	}
+	return moved;
+}
+
+static int validate_caps(const struct fs_problem *p, const double *cap, struct fs_error *err)
+{
+	char a[LBL], b[LBL];
+
+	if (!cap)
+		return 0;
+	for (size_t n = 0; n < p->n_tenants; n++)
+		for (size_t k = 0; k < p->n_pools; k++) {
+			double v = cap[n * p->n_pools + k];
+			if (isnan(v) || v < 0) {
+				snprintf(err->msg, sizeof(err->msg),
+					 "%s has a bad cap %g on %s (>= 0 or inf)",
+					 fs_tenant_label(p, n, a, LBL), v,
+					 fs_pool_label(p, k, b, LBL));
+				return -EINVAL;
+			}
+		}
+	return 0;
+}
+
+static void set_shares(const struct fs_problem *p, const double *cap, struct fs_solution *out)
+{
+	const size_t K = p->n_pools;
+
+	for (size_t n = 0; n < p->n_tenants; n++) {
+		double share = INFINITY;
+
+		for (size_t k = 0; k < K; k++) {
+			double g = fs_gamma(p, n, k);
+			if (g > 0 && (!cap || cap[n * K + k] > 0))
+				share = fmin(share, out->tenant[n].total / (fs_weight(p, n) * g));
+		}
+		out->tenant[n].share = isfinite(share) ? share : 0;
+		out->tenant[n].certificate = FS_NO_RESOURCE;
+	}
+}
+
+int fs_solve_psdsf_caps(const struct fs_problem *p, const double *cap, const struct fs_options *opt,
+			struct fs_solution *out, struct fs_error *err)
+{
+	struct caps_solver s = {.p = p, .cap = cap};
+	int max_sweeps = opt && opt->max_iter > 0 ? opt->max_iter : CAPS_DEFAULT_SWEEPS;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = fs_problem_validate(p, err);
+	if (r == 0)
+		r = validate_caps(p, cap, err);
+	if (r < 0)
+		return r;
+	r = fs_solution_init(out, p);
+	if (r < 0) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return r;
+	}
+	out->rule = FS_RULE_PSDSF;
+	s.N = p->n_tenants;
+	s.K = p->n_pools;
+	s.M = p->n_resources;
+	s.tol = opt && opt->tol > 0 ? opt->tol : FS_DEFAULT_TOL;
+	s.x = out->x;
+	s.gamma = malloc(s.N * s.K * sizeof(double));
+	s.tot = calloc(s.N, sizeof(double));
+	s.off = malloc(s.N * sizeof(double));
+	s.slope = malloc(s.N * sizeof(double));
+	s.room = malloc(s.N * sizeof(double));
+	s.climbing = malloc(s.N * sizeof(bool));
+	s.bps = malloc(2 * s.N * sizeof(*s.bps));
+	s.use = malloc(s.M * sizeof(double));
+	s.rate = malloc(s.M * sizeof(double));
+	if (!s.gamma || !s.tot || !s.off || !s.slope || !s.room || !s.climbing || !s.bps ||
+	    !s.use || !s.rate) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory for %zu tenants", s.N);
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t n = 0; n < s.N; n++)
+		for (size_t k = 0; k < s.K; k++)
+			s.gamma[n * s.K + k] = fs_gamma(p, n, k);
+
+	r = -ERANGE;
+	for (out->iterations = 1; out->iterations <= max_sweeps; out->iterations++) {
+		double moved = 0;
+		for (size_t k = 0; k < s.K; k++)
+			moved = fmax(moved, best_response(&s, k));
+		if (moved <= s.tol) {
+			r = 0;
+			break;
+		}
+	}
+	if (out->iterations > max_sweeps)
+		out->iterations = max_sweeps;
+	fs_solution_finish(out, p, s.tol);
+	set_shares(p, cap, out);
+	out->guard = 1;
+	if (r < 0 && fs_check_psdsf_caps(p, cap, out->x, fmax(1e-6, 1e3 * s.tol), NULL))
+		r = 0;
+	if (r < 0)
+		snprintf(err->msg, sizeof(err->msg), "capped PS-DSF did not settle in %d sweeps",
+			 max_sweeps);
+out:
+	free(s.gamma);
+	free(s.tot);
+	free(s.off);
+	free(s.slope);
+	free(s.room);
+	free(s.climbing);
+	free(s.bps);
+	free(s.use);
+	free(s.rate);
+	return r;
+}
+
+__attribute__((format(printf, 2, 3))) static bool reject(struct fs_error *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why) {
+		va_start(ap, fmt);
+		vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
+		va_end(ap);
+	}
+	return false;
+}
+
+/* The cap bound of feasibility, and whether n is at a cap on k. */
+static bool at_pool_cap(const struct fs_problem *p, const double *cap, const double *x,
+			const double *tot, size_t n, size_t k, double tol)
+{
+	const size_t K = p->n_pools;
+	double g = fs_gamma(p, n, k);
+	double mt = fs_max_tasks(p, n);
+
+	if (isfinite(mt) && tot[n] >= mt * (1 - tol))
+		return true;
+	return cap && x[n * K + k] >= cap[n * K + k] - tol * fmax(g, cap[n * K + k]);
+}
+
+bool fs_check_psdsf_caps(const struct fs_problem *p, const double *cap, const double *x, double tol,
+			 struct fs_error *why)
+{
+	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
+	double *tot = NULL, *use = NULL, *richest = NULL;
+	char a[LBL], b[LBL];
+	bool ok;
+
+	if (!fs_check_feasible(p, x, tol, why))
+		return false;
+	tot = calloc(N, sizeof(double));
+	use = malloc(M * sizeof(double));
+	richest = malloc(M * sizeof(double));
+	if (!tot || !use || !richest) {
+		ok = reject(why, "out of memory checking %zu tenants", N);
+		goto out;
+	}
+	ok = true;
+	for (size_t n = 0; n < N; n++)
+		for (size_t k = 0; k < K; k++) {
+			tot[n] += x[n * K + k];
+			if (cap && x[n * K + k] > cap[n * K + k] * (1 + tol) + tol)
+				ok = ok && reject(why, "%s has %g tasks on %s, above its cap %g",
+						  fs_tenant_label(p, n, a, LBL), x[n * K + k],
+						  fs_pool_label(p, k, b, LBL), cap[n * K + k]);
+		}
+	for (size_t k = 0; k < K && ok; k++) {
+		const double *cp = &p->capacity[k * M];
+
+		for (size_t r = 0; r < M; r++) {
+			use[r] = 0;
+			richest[r] = -INFINITY;
+		}
+		for (size_t m = 0; m < N; m++) {
+			double g = fs_gamma(p, m, k);
+			for (size_t r = 0; r < M; r++) {
+				double u = x[m * K + k] * p->demand[m * M + r];
+				use[r] += u;
+				if (g > 0 && u > tol * cp[r])
+					richest[r] =
+					    fmax(richest[r], tot[m] / (fs_weight(p, m) * g));
+			}
+		}
+		for (size_t n = 0; n < N && ok; n++) {
+			double g = fs_gamma(p, n, k);
+			if (g <= 0 || at_pool_cap(p, cap, x, tot, n, k, tol))
+				continue;
+			double v = tot[n] / (fs_weight(p, n) * g);
+			bool found = false;
+			for (size_t r = 0; r < M && !found; r++)
+				found = p->demand[n * M + r] > 0 && use[r] >= cp[r] * (1 - tol) &&
+					v >= richest[r] * (1 - tol);
+			if (!found)
+				ok = reject(why,
+					    "%s is below its cap on %s and has no bottleneck there "
+					    "(weighted VDS %g)",
+					    fs_tenant_label(p, n, a, LBL),
+					    fs_pool_label(p, k, b, LBL), v);
+		}
+	}
+out:
+	free(tot);
+	free(use);
+	free(richest);
+	return ok;
+}

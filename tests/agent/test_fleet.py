@@ -1,0 +1,469 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Fleet mode end to end (issue 18, docs/fleet.md): a real 3-member etcd
+cluster on loopback ports and 4 fairshared --dry-run instances, each with its
+own fake cgroupfs tree, state dir and control socket.
+
+Hosts have 8 CPUs each (memory is plentiful, so CPU is the bottleneck);
+tenants and their declared CPU demands (the fake counters do not move, so the
+estimate is the declared demand):
+
+    h1: a 8, b 8      h2: b 8, c 2      h3: a 4, d 8      h4: d 8, e 1
+
+Each host alone would split its CPU by DRF (a and b get 4 each on h1); the
+fleet answer charges a and b for what they get elsewhere, so it differs.
+
+Asserts, in order:
+  1. every host applies the fleet allocation, equal to the leader's central
+     solution, which `fairctl solve --check` certifies (extended Theorem 1) on
+     the leader's dump; and it differs from the per-host answer;
+  2. killing the leader's fairshared (SIGKILL: its lease is not revoked)
+     elects another within 2 lease TTLs, its host leaves the allocation within
+     one TTL (plus a period), and allocations flow again; it rejoins when
+     restarted;
+  3. killing one etcd member (a raft follower) changes nothing: every host
+     stays in fleet mode;
+  4. killing all of etcd makes every host fall back to its local policy
+     within 2 periods, and come back once etcd is back;
+  5. throughout, whenever a host reports fleet mode, the allocation it applies
+     is no older than max_age (sampled status), and no host ever reports a
+     grant in fleet mode for an allocation solved with other demands (the
+     applied revision only moves forward).
+
+Usage: test_fleet.py FAIRSHARED FAIRCTL
+"""
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+FAIRSHARED, FAIRCTL = sys.argv[1:3]
+ETCD = os.environ.get("ETCD", shutil.which("etcd") or "/usr/bin/etcd")
+INTERVAL = 0.3  # seconds
+TTL = 2  # lease TTL, seconds
+# timeout (per etcd request): one period, so that a lost quorum (requests
+# hang until the timeout) still shows within 2 periods.
+# max_age: 3 periods. The default (2 periods) holds on an idle machine; on a
+# loaded 2-core CI runner one slow etcd write (fsync) makes the leader skip
+# a period now and then, and 2 periods leave no room for that.
+MAX_AGE = 3 * INTERVAL
+HOSTS = {
+    "h1": {"a": 8, "b": 8},
+    "h2": {"b": 8, "c": 2},
+    "h3": {"a": 4, "d": 8},
+    "h4": {"d": 8, "e": 1},
+}
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg, file=sys.stderr)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Etcd:
+    def __init__(self, root, n):
+        self.root = root
+        self.n = n
+        self.client = [free_port() for _ in range(n)]
+        self.peer = [free_port() for _ in range(n)]
+        self.proc = [None] * n
+
+    def endpoints(self):
+        return ",".join("http://127.0.0.1:%d" % p for p in self.client)
+
+    def start(self, i, state="new"):
+        cluster = ",".join("m%d=http://127.0.0.1:%d" % (j, p) for j, p in enumerate(self.peer))
+        log = open(os.path.join(self.root, "etcd-m%d.log" % i), "a")
+        self.proc[i] = subprocess.Popen(
+            [ETCD, "--name", "m%d" % i, "--data-dir", os.path.join(self.root, "m%d.data" % i),
+             "--listen-client-urls", "http://127.0.0.1:%d" % self.client[i],
+             "--advertise-client-urls", "http://127.0.0.1:%d" % self.client[i],
+             "--listen-peer-urls", "http://127.0.0.1:%d" % self.peer[i],
+             "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % self.peer[i],
+             "--initial-cluster", cluster, "--initial-cluster-state", state,
+             "--initial-cluster-token", self.root,
+             "--heartbeat-interval", "50", "--election-timeout", "500"],
+            stdout=log, stderr=log)
+
+    def post(self, i, path, body, timeout=1.0):
+        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.client[i], path),
+                                     data=json.dumps(body).encode(), method="POST")
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return json.load(r)
+
+    def wait_ready(self, i, timeout=20):
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                self.post(i, "/v3/kv/range", {"key": "eA=="})
+                return True
+            except Exception:
+                time.sleep(0.1)
+        return False
+
+    def raft_follower(self):
+        """A running member that is not the raft leader."""
+        for i in range(self.n):
+            if self.proc[i] is None:
+                continue
+            st = self.post(i, "/v3/maintenance/status", {})
+            if st.get("leader") != st["header"]["member_id"]:
+                return i
+        return None
+
+    def any_live(self):
+        return [i for i in range(self.n) if self.proc[i]][0]
+
+    def kill(self, i):
+        if self.proc[i]:
+            self.proc[i].kill()
+            self.proc[i].wait()
+            self.proc[i] = None
+
+    def stop(self):
+        """All members at once (SIGKILL), as a lost etcd looks to its clients."""
+        for p in self.proc:
+            if p:
+                p.kill()
+        for i in range(self.n):
+            if self.proc[i]:
+                self.proc[i].wait()
+                self.proc[i] = None
+
+
+CG_FILES = {
+    "cpu.stat": "usage_usec 1000\nuser_usec 600\nsystem_usec 400\nnr_periods 0\n"
+                "nr_throttled 0\nthrottled_usec 0\n",
+    "cpu.max": "max 100000\n",
+    "cpu.weight": "100\n",
+    "memory.current": "104857600\n",
+    "memory.stat": "anon 52428800\nfile 52428800\n",
+    "memory.events": "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n",
+    "memory.high": "max\n",
+    "memory.max": "max\n",
+    "io.stat": "",
+    "io.max": "",
+    "io.weight": "default 100\n",
+    "cgroup.procs": "",
+}
+PSI = "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n" \
+      "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+
+
+class Host:
+    def __init__(self, root, name, tenants, endpoints, prefix):
+        self.name = name
+        self.dir = os.path.join(root, name)
+        self.sock = os.path.join(self.dir, "control.sock")
+        self.state = os.path.join(self.dir, "state")
+        self.proc = None
+        cg = os.path.join(self.dir, "cg")
+        for t in tenants:
+            d = os.path.join(cg, t + ".slice")
+            os.makedirs(d)
+            for f, text in CG_FILES.items():
+                open(os.path.join(d, f), "w").write(text)
+            for p in ("cpu", "memory", "io"):
+                open(os.path.join(d, p + ".pressure"), "w").write(PSI)
+        conf = ["[agent]", "interval = %dms" % (INTERVAL * 1000), "policy = psdsf",
+                "cgroup_root = " + cg, "state_dir = " + self.state, "socket = " + self.sock,
+                "", "[resources]", "cpu = 8", "memory = 64G", ""]
+        for t, cpu in tenants.items():
+            conf += ["[tenant.%s]" % t, "cgroup = %s.slice" % t,
+                     "demand = cpu %g, memory 1G" % cpu, ""]
+        conf += ["[fleet]", "endpoints = " + endpoints, "prefix = " + prefix,
+                 "host = " + name, "lease_ttl = %ds" % TTL,
+                 "max_age = %dms" % (MAX_AGE * 1000), "timeout = %dms" % (INTERVAL * 1000)]
+        self.conf = os.path.join(self.dir, "fairshare.conf")
+        open(self.conf, "w").write("\n".join(conf) + "\n")
+
+    def start(self):
+        self.log = open(os.path.join(self.dir, "daemon.log"), "a")
+        self.proc = subprocess.Popen([FAIRSHARED, "--config", self.conf, "--dry-run"],
+                                     stdout=self.log, stderr=self.log)
+
+    def kill(self):
+        if self.proc:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def stop(self):
+        if self.proc:
+            self.proc.send_signal(signal.SIGTERM)
+            rc = self.proc.wait()
+            self.proc = None
+            if rc != 0:
+                fail("%s: fairshared exited %d" % (self.name, rc))
+
+    def status(self):
+        try:
+            out = subprocess.run([FAIRCTL, "status", "--json", "--socket", self.sock],
+                                 capture_output=True, timeout=5, check=True).stdout
+            return json.loads(out)
+        except (subprocess.SubprocessError, ValueError):
+            return None
+
+
+def statuses(hosts):
+    return {h.name: h.status() for h in hosts if h.proc}
+
+
+# Watches every status sample: fleet mode only with a fresh allocation, and
+# the applied revision never goes back.
+applied_seen = {}
+
+
+def check_sample(name, st):
+    f = st.get("fleet") if st else None
+    if not f:
+        return
+    if f["mode"] == "fleet":
+        age = f["applied_age_seconds"]  # at the moment it was applied
+        if age is None or age > MAX_AGE:
+            fail("%s applies an allocation %s s old (max_age %.2f s)" % (name, age, MAX_AGE))
+        rev = f["applied_revision"]
+        if rev < applied_seen.get(name, 0):
+            fail("%s applied revision %d after %d" % (name, rev, applied_seen[name]))
+        applied_seen[name] = rev
+
+
+def wait_for(hosts, pred, timeout, what):
+    end = time.time() + timeout
+    last = None
+    while time.time() < end:
+        last = statuses(hosts)
+        for n, st in last.items():
+            check_sample(n, st)
+        if all(st and "fleet" in st for st in last.values()) and pred(last):
+            return last
+        time.sleep(INTERVAL / 3)
+    fail("timeout (%.1f s) waiting for %s; last fleet states: %s" % (
+        timeout, what, {n: (st or {}).get("fleet") for n, st in (last or {}).items()}))
+    return last
+
+
+def all_mode(mode):
+    return lambda sts: all(st["fleet"]["mode"] == mode for st in sts.values())
+
+
+def leader_of(sts):
+    leaders = [n for n, st in sts.items() if st["fleet"]["is_leader"]]
+    return leaders[0] if len(leaders) == 1 else None
+
+
+def parse_dump(path):
+    """{host: {tenant: (cap, x)}} and the text."""
+    caps, cur = {}, None
+    text = open(path).read()
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("[caps."):
+            cur = caps.setdefault(line[6:-1], {})
+        elif line.startswith("["):
+            cur = None
+        elif cur is not None and "=" in line:
+            t, v = line.split("=")
+            cap, x = (float(s) for s in v.split(","))
+            cur[t.strip()] = (cap, x)
+    return caps
+
+
+def check_certified(hosts, sts, expect_hosts):
+    leader = leader_of(sts)
+    if not leader:
+        fail("no single leader: %s" % {n: st["fleet"]["leader"] for n, st in sts.items()})
+        return
+    lh = [h for h in hosts if h.name == leader][0]
+    dump = os.path.join(lh.state, "fleet-dump.ini")
+    caps = parse_dump(dump)
+    if sorted(caps) != sorted(expect_hosts):
+        fail("leader's dump lists hosts %s, expected %s" % (sorted(caps), sorted(expect_hosts)))
+    r = subprocess.run([FAIRCTL, "solve", "--check", dump], capture_output=True, text=True)
+    if r.returncode != 0 or "capped psdsf (Theorem 1 ext)  yes" not in r.stdout \
+            or "feasible                      yes" not in r.stdout:
+        fail("fairctl solve --check does not certify the dump:\n" + r.stdout + r.stderr)
+    # Every host applies its part of the central solution.
+    for n, st in sts.items():
+        for t in st["tenants"]:
+            cap, x = caps.get(n, {}).get(t["name"], (0, 0))
+            want = min(1.0, x / cap) if cap > 0 else 1.0
+            if abs(t["granted"] - want) > 1e-6:
+                fail("%s: tenant %s granted %.9f, central solution %.9f (x %g of cap %g)" % (
+                    n, t["name"], t["granted"], want, x, cap))
+    return caps
+
+
+def main():
+    root = tempfile.mkdtemp(prefix="fs-fleet.")
+    etcd = Etcd(root, 3)
+    hosts = []
+    try:
+        for i in range(3):
+            etcd.start(i)
+        for i in range(3):
+            if not etcd.wait_ready(i):
+                fail("etcd member %d did not start (is etcd-server installed?)" % i)
+                return
+        prefix = "/fs-test-%d/" % os.getpid()
+        hosts = [Host(root, n, t, etcd.endpoints(), prefix) for n, t in HOSTS.items()]
+        for h in hosts:
+            h.start()
+
+        # 1. central solution applied everywhere, certified, not the per-host one
+        sts = wait_for(hosts, all_mode("fleet"), 20, "every host in fleet mode")
+        if failures:
+            return
+        time.sleep(3 * INTERVAL)  # a steady state: dump and applied from equal inputs
+        sts = statuses(hosts)
+        check_certified(hosts, sts, HOSTS)
+        h1 = {t["name"]: t["granted"] for t in sts["h1"]["tenants"]}
+        if abs(h1["a"] - 0.5) < 1e-3 and abs(h1["b"] - 0.5) < 1e-3:
+            fail("h1 applies the per-host answer (a, b at 1/2), not the fleet's: %s" % h1)
+        print("fleet allocation applied and certified; h1 grants %s" % h1)
+        out = subprocess.run([FAIRCTL, "status", "--socket", hosts[0].sock],
+                             capture_output=True, text=True).stdout
+        if "  fleet: fleet as host h1 (allocation of revision" not in out:
+            fail("fairctl status shows no fleet line:\n" + out)
+
+        # 2. leader killed: new leader within 2 TTLs, its host leaves, flow resumes
+        old = leader_of(sts)
+        oh = [h for h in hosts if h.name == old][0]
+        t0 = time.time()
+        oh.kill()
+        rest = [h for h in hosts if h is not oh]
+        # Timed on etcd's leader key itself (fairctl's samples lag on a loaded
+        # machine); then the hosts must agree on it.
+        elected, new = None, None
+        while time.time() - t0 < 2 * TTL + 2 and new is None:
+            try:
+                kvs = etcd.post(etcd.any_live(), "/v3/kv/range", {
+                    "key": base64.b64encode((prefix + "leader").encode()).decode()}).get("kvs")
+                if kvs:
+                    v = base64.b64decode(kvs[0]["value"]).decode()
+                    if v != old:
+                        new, elected = v, time.time() - t0
+            except Exception:
+                pass
+            time.sleep(0.05)
+        if new is None:
+            fail("no new leader key within %d s of killing %s" % (2 * TTL + 2, old))
+            return
+        sts = wait_for(rest, lambda s: leader_of(s) == new, 4 * TTL,
+                       "every host seeing %s lead" % new)
+        print("leader %s killed: %s leads after %.2f s" % (old, new, elected))
+        if elected > 2 * TTL:
+            fail("new leader after %.2f s > 2 TTLs (%d s)" % (elected, 2 * TTL))
+        base = {n: st["fleet"]["applied_revision"] for n, st in sts.items()}
+        sts = wait_for(rest, lambda s: all_mode("fleet")(s) and all(
+            s[n]["fleet"]["applied_revision"] > base[n] for n in s), 4 * TTL,
+            "allocations flowing again under %s" % new)
+        if sts:
+            check_certified(rest, sts, [h.name for h in rest])
+        left = time.time() - t0
+        print("%s left the allocation; flowing again after %.2f s" % (old, left))
+        oh.start()
+        sts = wait_for(hosts, all_mode("fleet"), 6 * TTL, "%s rejoining" % old)
+        if sts:
+            time.sleep(3 * INTERVAL)
+            check_certified(hosts, statuses(hosts), HOSTS)
+        print("%s rejoined" % old)
+
+        # 3. one etcd member (a follower) killed: nothing changes
+        f = etcd.raft_follower()
+        before = {n: st["fleet"]["periods_local"] + st["fleet"]["periods_hold"]
+                  for n, st in statuses(hosts).items()}
+        etcd.kill(f)
+        end = time.time() + 10 * INTERVAL
+        while time.time() < end:
+            for n, st in statuses(hosts).items():
+                check_sample(n, st)
+                if st and st["fleet"]["mode"] != "fleet":
+                    fail("%s left fleet mode after etcd member m%d died: %s" % (
+                        n, f, st["fleet"]["reason"]))
+                    end = 0
+            time.sleep(INTERVAL / 2)
+        after = {n: st["fleet"]["periods_local"] + st["fleet"]["periods_hold"]
+                 for n, st in statuses(hosts).items()}
+        if after != before:
+            fail("local/hold periods while one etcd member was down: %s -> %s" % (before, after))
+        print("etcd member m%d killed: every host stayed in fleet mode" % f)
+        etcd.start(f, "existing")
+        etcd.wait_ready(f)
+
+        # 4. all of etcd killed: local within 2 periods, back after. Periods are
+        # counted by the daemons (a loaded machine delays and skips periods).
+        t0 = time.time()
+        etcd.stop()
+        sts = wait_for(hosts, all_mode("local"), 10 * INTERVAL, "local policy everywhere")
+        took = time.time() - t0
+        print("all etcd killed: every host local after %.2f s (%.1f periods)" % (
+            took, took / INTERVAL))
+        if sts:
+            for n, st in sts.items():
+                if "etcd unreachable" not in st["fleet"]["reason"]:
+                    fail("%s local but says: %s" % (n, st["fleet"]["reason"]))
+                if not st["tenants"][0]["in_problem"]:
+                    fail("%s: local policy did not solve" % n)
+            h1 = {t["name"]: t["granted"] for t in sts["h1"]["tenants"]}
+            if abs(h1["a"] - 0.5) > 1e-6:
+                fail("h1 local grants %s, expected the per-host 1/2" % h1)
+        if sts:
+            for n, st in sts.items():
+                # Counted by the daemon: periods from its last applied
+                # allocation to local (a loaded machine delays the samples).
+                k = st["fleet"]["fallback_after_periods"]
+                if k > 2:
+                    fail("%s fell back %d periods after its last fleet period (at most 2)"
+                         % (n, k))
+            print("fallback after %s periods" % sorted(
+                st["fleet"]["fallback_after_periods"] for st in sts.values()))
+        for i in range(3):
+            etcd.start(i, "existing")
+        for i in range(3):
+            etcd.wait_ready(i)
+        sts = wait_for(hosts, all_mode("fleet"), 4 * TTL + 5, "fleet mode after etcd returns")
+        if sts:
+            time.sleep(3 * INTERVAL)
+            check_certified(hosts, statuses(hosts), HOSTS)
+        print("etcd back: every host in fleet mode again")
+    finally:
+        for h in hosts:
+            h.stop()
+        etcd.stop()
+        if failures:
+            for h in hosts:
+                print("--- %s daemon.log (tail)" % h.name, file=sys.stderr)
+                try:
+                    print("".join(open(os.path.join(h.dir, "daemon.log")).readlines()[-15:]),
+                          file=sys.stderr)
+                except OSError:
+                    pass
+        if not os.environ.get("FS_KEEP_FLEET"):
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            print("kept " + root)
+
+
+main()
+if failures:
+    print("%d failure(s)" % len(failures), file=sys.stderr)
+    sys.exit(1)
+print("all fleet checks passed")

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PS-DSF with per-pool caps (policy/psdsf_caps.h): the worked vectors of
+ * docs/fleet.md, agreement with plain PS-DSF when nothing is capped, the
+ * extended Theorem-1 certificate on seeded random fleets, and the checker
+ * rejecting allocations that break it.
+ */
+#include "testutil.h"
+#include "psdsf_caps.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL	  1e-7
+#define CHECK_TOL 1e-6
+
+static void solve_ok(const struct fs_problem *p, const double *cap, struct fs_solution *s)
+{
+	struct fs_error err = {{0}};
+	int r = fs_solve_psdsf_caps(p, cap, NULL, s, &err);
+
+	if (r)
+		print_error("fs_solve_psdsf_caps: %d %s\n", r, err.msg);
+	assert_int_equal(r, 0);
+}
+
+static void assert_certified(const struct fs_problem *p, const double *cap, const double *x)
+{
+	struct fs_error why = {{0}};
+	bool ok = fs_check_psdsf_caps(p, cap, x, CHECK_TOL, &why);
+
+	if (!ok)
+		print_error("%s\n", why.msg);
+	assert_true(ok);
+}
+
+/* docs/fleet.md, vector F1: two hosts of 8 CPUs and 16 GB, tenants a, b, c
+ * with d = [1, 1]; a works on h1 only, c on h2 only (2 tasks), b on both. */
+static const double f1_cap_res[] = {8, 16, 8, 16};
+static const double f1_demand[] = {1, 1, 1, 1, 1, 1};
+static const double f1_caps[] = {8, 0, 8, 8, 0, 2}; /* [tenant][host] */
+static const char *const f1_tenants[] = {"a", "b", "c"};
+static const char *const f1_hosts[] = {"h1", "h2"};
+
+static struct fs_problem f1_problem(const double *weight)
+{
+	return (struct fs_problem){.n_tenants = 3,
+				   .n_pools = 2,
+				   .n_resources = 2,
+				   .capacity = f1_cap_res,
+				   .demand = f1_demand,
+				   .weight = weight,
+				   .tenant_names = f1_tenants,
+				   .pool_names = f1_hosts};
+}
+
+/* F1: the fleet answer a = 7 (h1), b = 1 (h1) + 6 (h2), c = 2 (h2), where
+ * each host alone would give a 4, b 4 + 6, c 2. */
+static void f1_fleet(void **state)
+{
+	(void)state;
+	const struct fs_problem p = f1_problem(NULL);
+	const double want[] = {7, 0, 1, 6, 0, 2};
+	struct fs_solution s;
+
+	solve_ok(&p, f1_caps, &s);
+	for (size_t i = 0; i < 6; i++)
+		assert_close(s.x[i], want[i], TOL);
+	assert_close(s.tenant[0].total, 7, TOL);
+	assert_close(s.tenant[1].total, 7, TOL);
+	assert_close(s.tenant[2].total, 2, TOL);
+	assert_close(s.tenant[0].share, 7.0 / 8, TOL);
+	assert_certified(&p, f1_caps, s.x);
+	fs_solution_free(&s);
+}
+
+/* The per-host answer of F1 is feasible but not a fleet allocation: on h1,
+ * a (4 tasks in all) holds the saturated CPU with b (10 in all) richer. */
+static void f1_per_host_rejected(void **state)
+{
+	(void)state;
+	const struct fs_problem p = f1_problem(NULL);
+	const double per_host[] = {4, 0, 4, 6, 0, 2};
+	struct fs_error why = {{0}};
+
+	assert_true(fs_check_feasible(&p, per_host, CHECK_TOL, NULL));
+	assert_false(fs_check_psdsf_caps(&p, f1_caps, per_host, CHECK_TOL, &why));
+	assert_non_null(strstr(why.msg, "tenant a"));
+	assert_non_null(strstr(why.msg, "h1"));
+}
+
+/* F2: F1 with weight 2 for a: a reaches its cap (8 on h1), b keeps 6 on h2
+ * and has nothing on h1, where its weighted VDS 6/8 is above a's 8/16. */
+static void f2_weighted_cap(void **state)
+{
+	(void)state;
+	const double w[] = {2, 1, 1};
+	const struct fs_problem p = f1_problem(w);
+	const double want[] = {8, 0, 0, 6, 0, 2};
+	struct fs_solution s;
+
+	solve_ok(&p, f1_caps, &s);
+	for (size_t i = 0; i < 6; i++)
+		assert_close(s.x[i], want[i], TOL);
+	assert_certified(&p, f1_caps, s.x);
+	fs_solution_free(&s);
+}
+
+/* A tenant above its cap fails the certificate even where all else holds. */
+static void above_cap_rejected(void **state)
+{
+	(void)state;
+	const struct fs_problem p = f1_problem(NULL);
+	const double over[] = {7, 0, 0, 5, 0, 3}; /* c has 3 on h2, cap 2 */
+	struct fs_error why = {{0}};
+
+	assert_false(fs_check_psdsf_caps(&p, f1_caps, over, CHECK_TOL, &why));
+	assert_non_null(strstr(why.msg, "above its cap"));
+}
+
+/* F3: [P4] Fig. 2 (ALGORITHMS.md 3.2) with caps that bind: u3 may run 2
+ * tasks on s2 and u4 3; u1 and u2 share s1 and the rest of s2 stays idle. */
+static void f3_paper_capped(void **state)
+{
+	(void)state;
+	const double c[] = {9, 12, 100, 12, 12, 0};
+	const double d[] = {1.5, 1, 10, 1, 2, 10, 0.5, 1, 0, 1, 0.5, 0};
+	const double caps[] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, 2, INFINITY, 3};
+	const struct fs_problem p = {
+	    .n_tenants = 4, .n_pools = 2, .n_resources = 3, .capacity = c, .demand = d};
+	struct fs_solution s;
+
+	solve_ok(&p, caps, &s);
+	assert_certified(&p, caps, s.x);
+	assert_close(s.x[2 * 2 + 1], 2, TOL);
+	assert_close(s.x[3 * 2 + 1], 3, TOL);
+	assert_close(s.tenant[0].total, 2.6, 1e-6);
+	assert_close(s.tenant[1].total, 2.6, 1e-6);
+	assert_close(s.tenant[2].total, 5.2, 1e-6);
+	assert_close(s.tenant[3].total, 3.9, 1e-6);
+	/* u3, u4 take s1 only where u1, u2 leave it: the s1 CPU is full. */
+	double cpu = 0;
+	for (size_t n = 0; n < 4; n++)
+		cpu += s.x[n * 2] * d[n * 3];
+	assert_close(cpu, 9, TOL);
+	fs_solution_free(&s);
+}
+
+/* No caps: the same totals as plain PS-DSF on the paper's Fig. 2. */
+static void uncapped_is_psdsf(void **state)
+{
+	(void)state;
+	const double c[] = {9, 12, 100, 12, 12, 0};
+	const double d[] = {1.5, 1, 10, 1, 2, 10, 0.5, 1, 0, 1, 0.5, 0};
+	const struct fs_problem p = {
+	    .n_tenants = 4, .n_pools = 2, .n_resources = 3, .capacity = c, .demand = d};
+	const double want[] = {3.6, 3.6, 8, 8};
+	struct fs_solution s;
+
+	solve_ok(&p, NULL, &s);
+	for (size_t n = 0; n < 4; n++)
+		assert_close(s.tenant[n].total, want[n], 1e-6);
+	assert_true(fs_check_psdsf(&p, s.x, CHECK_TOL, NULL));
+	fs_solution_free(&s);
+}
+
+/* Seeded random fleets: caps drawn per tenant and host, a quarter of them 0. */
+static void random_fleets(void **state)
+{
+	(void)state;
+	struct tu_rng g;
+	int solved = 0;
+
+	tu_rng_seed(&g, 18);
+	for (int it = 0; it < 200; it++) {
+		struct tu_instance in;
+		size_t n = tu_range(&g, 2, 12), m = tu_range(&g, 1, 4), k = tu_range(&g, 1, 5);
+		struct fs_solution s;
+		double *cap;
+
+		tu_random_instance(&in, &g, n, m, k, TU_WEIGHTS | TU_ZERO_DEMAND);
+		cap = malloc(n * k * sizeof(double));
+		assert_non_null(cap);
+		for (size_t i = 0; i < n * k; i++) {
+			double u = tu_uniform(&g);
+			cap[i] = u < 0.25 ? 0 : u < 0.5 ? INFINITY : 10 * tu_uniform(&g);
+		}
+		solve_ok(&in.p, cap, &s);
+		assert_certified(&in.p, cap, s.x);
+		for (size_t i = 0; i < n * k; i++)
+			assert_true(s.x[i] <= cap[i] * (1 + 1e-9) + 1e-12);
+		solved++;
+		fs_solution_free(&s);
+		free(cap);
+		tu_instance_free(&in);
+	}
+	assert_int_equal(solved, 200);
+}
+
+static void bad_caps(void **state)
+{
+	(void)state;
+	const struct fs_problem p = f1_problem(NULL);
+	const double caps[] = {8, 0, -1, 8, 0, 2};
+	struct fs_error err = {{0}};
+	struct fs_solution s;
+
+	assert_int_equal(fs_solve_psdsf_caps(&p, caps, NULL, &s, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "tenant b"));
+	fs_solution_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(f1_fleet),	       cmocka_unit_test(f1_per_host_rejected),
+	    cmocka_unit_test(f2_weighted_cap), cmocka_unit_test(above_cap_rejected),
+	    cmocka_unit_test(f3_paper_capped), cmocka_unit_test(uncapped_is_psdsf),
+	    cmocka_unit_test(random_fleets),   cmocka_unit_test(bad_caps),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
