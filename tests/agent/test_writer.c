@@ -454,6 +454,18 @@ static void test_memory_max_clamped(void **state)
 	assert_int_equal(fs_writer_apply(w, A, &l, 4, &res), 0);
 	assert_int_equal(res.clamped, 0);
 	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "67108864");
+	/* memory.max unchanged while cpu.max changes, usage now above it: the
+	 * clamp could only keep it (never raises), so it is skipped, and with
+	 * it the read of memory.current. */
+	at_write(f->root, "a.slice/memory.current", "104857600\n");
+	l.set |= FS_LIM_CPU_MAX;
+	l.cpu_quota_us = 50000;
+	assert_int_equal(fs_writer_apply(w, A, &l, 5, &res), 0);
+	assert_int_equal(res.clamped, 0);
+	assert_int_equal(res.written, 1);
+	assert_int_equal(res.unchanged, 1);
+	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "67108864");
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
 	fs_writer_close(w);
 }
 

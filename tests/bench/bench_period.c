@@ -317,13 +317,16 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 		}
 		w0 = now_ms(CLOCK_MONOTONIC);
 		c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
+		if (getenv("BENCH_DEBUG")) getppid();
 		r = fsd_daemon_period(d, T0_US + (p + 2) * PERIOD_US);
+		if (getenv("BENCH_DEBUG")) getppid();
 		proc[p] = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
 		wall[p] = now_ms(CLOCK_MONOTONIC) - w0;
 		if (r < 0) {
 			fprintf(stderr, "N=%zu: period %u returned %s\n", n, p + 2, strerror(-r));
 			goto out_daemon;
 		}
+		if (getenv("BENCH_DEBUG")) fprintf(stderr, "p%u written %u\n", p, fsd_daemon_published(d)->written);
 		c = fsd_daemon_cost(d);
 		tot[p] = cost_ms(c);
 		if (p == 0)
