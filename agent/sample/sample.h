@@ -89,7 +89,8 @@ struct fs_sampler_config {
 	 * (model/paths.h). The cgroupfs sampler does not use it. */
 	const char *procfs_root;
 	/* fds the cgroupfs sampler may keep open between periods (1 + 7 per
-	 * tenant; a tenant beyond it opens its files every period); 0 = the
+	 * tenant, 1 + 4 when not all fit; a tenant beyond it opens its files
+	 * every period); 0 = the
 	 * default, derived from RLIMIT_NOFILE at open, which also caps it
 	 * (see sample_cgroupfs.c) */
 	size_t max_open_files;

@@ -25,9 +25,16 @@
  * read only when an event says it changed (file_watch.h) and not kept open:
  * one read(2) of the inotify queue per period stands for a read per tenant.
  *
+ * *.pressure files are read only every psi_every_us (fairshared: 2 s, the
+ * kernel's own avg10 update interval; psi_due below), so about half the
+ * tenants read them in a 1 s period.
+ *
  * fd budget. That costs 1 + 7 fds per tenant (1 + 6 without disks, one
  * more without inotify): 80,000 for 10,000 tenants, far past the soft
- * RLIMIT_NOFILE systemd gives a service by default (1024). Tenants keep
+ * RLIMIT_NOFILE systemd gives a service by default (fairshared raises the
+ * soft limit to the hard one at start). When not every tenant's share fits,
+ * the *.pressure files are not kept open (read every other period, they are
+ * the fds worth least) and a share is 1 + 4 (keep_psi). Tenants keep
  * their fds while a budget allows: the soft RLIMIT_NOFILE at open minus a
  * reserve of max(256, a quarter) for the writer, the control socket, BPF
  * objects and the rest (or less: max_open_files). A tenant's share (1 +
