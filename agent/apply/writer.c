@@ -542,8 +542,8 @@ static void log_no_original(struct fs_writer *w, const struct wr_tenant *tn, con
 static int open_tenant(struct fs_writer *w, struct wr_tenant *tn, struct fs_apply_result *res,
 		       uint64_t *ino)
 {
-	int dirfd = w->dir_fn ? w->dir_fn(w->dir_ctx, (size_t)(tn - w->tenants), tn->cgroup, ino)
-			      : -1;
+	int dirfd =
+	    w->dir_fn ? w->dir_fn(w->dir_ctx, (size_t)(tn - w->tenants), tn->cgroup, ino) : -1;
 	struct stat st;
 
 	tn->lent_fd = dirfd;

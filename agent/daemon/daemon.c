@@ -245,8 +245,8 @@ static int sampler_dir(void *ctx, size_t tenant, const char *cgroup, uint64_t *i
 	return d->ops->dirfd(d->sampler, tenant, cgroup, ino);
 }
 
-static int writer_open(struct fsd_daemon *d, const struct fs_conf *c,
-		       const struct plan_config *pc, struct fs_writer **out)
+static int writer_open(struct fsd_daemon *d, const struct fs_conf *c, const struct plan_config *pc,
+		       struct fs_writer **out)
 {
 	const char **cgroups = cgroup_list(c);
 	int r;

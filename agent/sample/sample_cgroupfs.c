@@ -85,7 +85,7 @@ struct raw {
 	ino_t ino; /* cgroup directory inode: changes when it is recreated */
 	uint64_t now_us;
 	bool have_cpu, have_mev, have_psi[3];
-	uint64_t psi_us; /* when psi[] was read (now_us, or earlier: held) */
+	uint64_t psi_us;   /* when psi[] was read (now_us, or earlier: held) */
 	bool have_refault; /* memory.stat has workingset_refault_anon and _file */
 	uint64_t refault;  /* their sum, pages */
 	struct fs_cpu_stat cpu;
@@ -482,8 +482,8 @@ static void read_memory_events(struct cg_sampler *s, size_t t, bool reprobe, con
 }
 
 /* psi: read the *.pressure files now (psi_due), else hold the last ones. */
-static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, bool psi, const struct raw *p,
-			  struct raw *c)
+static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, bool psi,
+			  const struct raw *p, struct raw *c)
 {
 	c->have_cpu = read_file(s, t, F_CPU_STAT, reprobe) &&
 		      fs_parse_cpu_stat(s->buf.data, &c->cpu) == 0 && (c->cpu.have & FS_CPU_USAGE);

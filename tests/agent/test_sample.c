@@ -651,8 +651,8 @@ static void test_sampler_psi_every(void **state)
 {
 	struct fake *f = *state;
 	const char *cgs[] = {"t1", "t2"};
-	struct fs_sampler_config cfg = {.cgroup_root = f->root, .n_tenants = 2, .cgroups = cgs,
-					.psi_every_us = 2000000};
+	struct fs_sampler_config cfg = {
+	    .cgroup_root = f->root, .n_tenants = 2, .cgroups = cgs, .psi_every_us = 2000000};
 	struct fs_tenant_sample s[2];
 	void *st;
 

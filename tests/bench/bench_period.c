@@ -89,7 +89,7 @@ struct result {
 	double proc_med; /* CLOCK_PROCESS_CPUTIME_ID around fsd_daemon_period */
 	double wall_med; /* CLOCK_MONOTONIC around fsd_daemon_period */
 	double rss_first, rss_second, rss_last, rss_peak;
-	double rss_mid;	  /* after period mid_period(P) */
+	double rss_mid;			      /* after period mid_period(P) */
 	unsigned written_first;		      /* files written by the first period */
 	char mode_first[160], mode_last[160]; /* mode and bottlenecks (describe_mode) */
 };
@@ -584,12 +584,13 @@ static void report(const struct opts *o, struct result (*rs)[MAX_SEEDS])
 		       "after the second, %.1f MiB after period %u, peak %.1f MiB\n",
 		       r1, r2, rp, o->periods, over_seeds(big, o->seeds, C_RSS_PEAK, true));
 		if (o->periods >= 6)
-			printf("target RSS at 10000 tenants does not grow over time, periods %u..%u "
-			       "(<= %g MiB slack): %s (%+.2f MiB over %u periods; %+.2f MiB from "
-			       "period 2 to %u)\n",
-			       mid, o->periods, RSS_GROWTH_SLACK,
-			       grow <= RSS_GROWTH_SLACK ? "PASS" : "FAIL", grow, o->periods - mid,
-			       step, mid);
+			printf(
+			    "target RSS at 10000 tenants does not grow over time, periods %u..%u "
+			    "(<= %g MiB slack): %s (%+.2f MiB over %u periods; %+.2f MiB from "
+			    "period 2 to %u)\n",
+			    mid, o->periods, RSS_GROWTH_SLACK,
+			    grow <= RSS_GROWTH_SLACK ? "PASS" : "FAIL", grow, o->periods - mid,
+			    step, mid);
 		else
 			printf("target RSS at 10000 tenants does not grow over time: NOT RUN "
 			       "(needs --periods >= 6)\n");
