@@ -731,8 +731,8 @@ static void print_nofile(void)
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return;
 	printf("RLIMIT_NOFILE %llu (hard %llu): the sampler keeps up to 8 fds per tenant "
-	       "open within about 3/4 of it; tenants beyond reopen their files every "
-	       "period\n",
+	       "open within about 3/4 of it (5 when not all tenants fit: *.pressure not "
+	       "kept); tenants beyond reopen their files every period\n",
 	       (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
 }
 
