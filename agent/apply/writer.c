@@ -33,6 +33,7 @@ struct wr_tenant {
 	bool checked;	     /* opened since set_tenants / recheck / gone */
 	uint64_t checked_us; /* when it was last opened */
 	uint64_t ino;	     /* its directory's inode then */
+	int lent_fd;	     /* the dirfd dir_fn lent last (never closed here) */
 	struct wr_slot slot[FS_CGF_SLOTS];
 };
 
@@ -61,6 +62,8 @@ struct fs_writer {
 	int lock_fd; /* flock'ed STATE_DIR/writer.lock */
 	struct wr_pending *pend;
 	size_t pend_cap;
+	int (*dir_fn)(void *ctx, size_t tenant, const char *cgroup, uint64_t *ino);
+	void *dir_ctx;
 };
 
 /* One file to write in this round. */
@@ -99,6 +102,7 @@ int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgro
 			return -ENOMEM;
 		}
 		t[i].path_err = fs_cgfs_check_path(cgroups[i]);
+		t[i].lent_fd = -1;
 	}
 	/* The slots of the old list go away: the entries are found again
 	 * through the hash at the next apply of their cgroup. */
@@ -171,6 +175,8 @@ int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o)
 	w->log_ctx = o->log_ctx;
 	w->write_fn = o->write_fn ? o->write_fn : default_write;
 	w->write_ctx = o->write_ctx;
+	w->dir_fn = o->dir_fn;
+	w->dir_ctx = o->dir_ctx;
 	w->mem_margin = o->mem_margin ? o->mem_margin : 16ull << 20;
 	w->einval_limit = o->einval_limit ? o->einval_limit : 3;
 	w->reprobe_us = o->reprobe_us ? o->reprobe_us : 60000000ull;
@@ -396,6 +402,10 @@ static bool clamp_memory_max(struct fs_writer *w, int dirfd, const char *cgroup,
 	uint64_t old = fs_parse_value(it->e->has_last ? it->e->last : NULL);
 	uint64_t cur, floor;
 
+	/* Unchanged: nothing is written, as in the steady state (steady()), so
+	 * no read of memory.current (a tenant whose other files changed). */
+	if (it->e->has_last && strcmp(it->e->last, it->value) == 0)
+		return false;
 	if (want == FS_VALUE_MAX || fs_cgfs_read_at(dirfd, "memory.current", &w->buf) < 0)
 		return false;
 	cur = strtoull(w->buf.data, NULL, 10);
@@ -523,11 +533,23 @@ static void log_no_original(struct fs_writer *w, const struct wr_tenant *tn, con
 		w->cgroup_root, tn->cgroup, key, strerror(-err));
 }
 
-/* Opens tenant tn's directory: an fd, or -1 with res saying why (gone, or
- * the logged error). */
-static int open_tenant(struct fs_writer *w, struct wr_tenant *tn, struct fs_apply_result *res)
+/*
+ * Opens tenant tn's directory: an fd, or -1 with res saying why (gone, or
+ * the logged error). With dir_fn, the caller's open directory is lent
+ * instead when it has one (its inode into *ino; put_dir leaves it open):
+ * a path walk, an fstat and a close less per tenant written (issue 19).
+ */
+static int open_tenant(struct fs_writer *w, struct wr_tenant *tn, struct fs_apply_result *res,
+		       uint64_t *ino)
 {
-	int dirfd = fs_cgfs_open_cgroup(&w->cg, tn->cgroup);
+	int dirfd =
+	    w->dir_fn ? w->dir_fn(w->dir_ctx, (size_t)(tn - w->tenants), tn->cgroup, ino) : -1;
+	struct stat st;
+
+	tn->lent_fd = dirfd;
+	if (dirfd >= 0)
+		return dirfd;
+	dirfd = fs_cgfs_open_cgroup(&w->cg, tn->cgroup);
 
 	if (dirfd == -ENOENT) {
 		res->gone = true;
@@ -540,7 +562,15 @@ static int open_tenant(struct fs_writer *w, struct wr_tenant *tn, struct fs_appl
 		res->error = dirfd;
 		return -1;
 	}
+	*ino = fstat(dirfd, &st) < 0 ? 0 : (uint64_t)st.st_ino;
 	return dirfd;
+}
+
+/* Closes what open_tenant opened; a lent directory stays open. */
+static void put_dir(const struct wr_tenant *tn, int dirfd)
+{
+	if (dirfd >= 0 && dirfd != tn->lent_fd)
+		close(dirfd);
 }
 
 /*
@@ -553,19 +583,17 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 {
 	bool due = !tn->checked || now_us - tn->checked_us >= w->recheck_us;
 	bool pending = false;
-	struct stat st;
+	uint64_t ino = 0;
 	int dirfd;
 
 	if (n == 0 || (!due && steady(it, n, now_us, res)))
 		return PREP_DONE;
-	dirfd = open_tenant(w, tn, res);
+	dirfd = open_tenant(w, tn, res, &ino);
 	if (dirfd < 0)
 		return PREP_DONE;
-	if (fstat(dirfd, &st) < 0)
-		st.st_ino = 0;
 	tn->checked = true;
 	tn->checked_us = now_us;
-	tn->ino = (uint64_t)st.st_ino;
+	tn->ino = ino;
 	for (size_t i = 0; i < n; i++) {
 		char cur[FS_CGF_VALUE_MAX];
 		struct wr_entry *e = it[i].e;
@@ -585,7 +613,7 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 			if (r == -ENOENT && faccessat(dirfd, ".", F_OK, 0) < 0) {
 				res->gone = true;
 				tn->checked = false;
-				close(dirfd);
+				put_dir(tn, dirfd);
 				return PREP_DONE;
 			}
 			/* Missing (controller not enabled, or cpu.max.burst before
@@ -608,7 +636,7 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 			e = wr_add(&w->t, tn->cgroup, it[i].file, it[i].dev, cur);
 			if (!e) {
 				res->error = -ENOMEM;
-				close(dirfd);
+				put_dir(tn, dirfd);
 				return PREP_DONE;
 			}
 			attach(it[i].slot, e);
@@ -620,7 +648,7 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 
 			if (!o) {
 				res->error = -ENOMEM;
-				close(dirfd);
+				put_dir(tn, dirfd);
 				return PREP_DONE;
 			}
 			free(e->orig);
@@ -656,23 +684,23 @@ static void write_pending(struct fs_writer *w, struct wr_tenant *tn, int dirfd,
 			  const struct fs_limits *lim, uint64_t now_us, struct fs_apply_result *res)
 {
 	struct item it[MAX_ITEMS];
-	struct stat st;
+	uint64_t ino = 0;
 	size_t n;
 
 	if (dirfd < 0) {
-		dirfd = open_tenant(w, tn, res);
+		dirfd = open_tenant(w, tn, res, &ino);
 		if (dirfd < 0)
 			return;
-		if (fstat(dirfd, &st) < 0 || (uint64_t)st.st_ino != tn->ino) {
+		if (ino == 0 || ino != tn->ino) {
 			/* Recreated between the phases: checked again next round. */
 			tn->checked = false;
-			close(dirfd);
+			put_dir(tn, dirfd);
 			return;
 		}
 	}
 	n = build_items(w, tn, lim, it);
 	write_tenant(w, tn, dirfd, tn->ino, it, n, now_us, res);
-	close(dirfd);
+	put_dir(tn, dirfd);
 }
 
 /* Tenants first .. first + n - 1; lim, skip and res are indexed from 0. */
@@ -710,10 +738,12 @@ static int apply_range(struct fs_writer *w, size_t first, size_t n, const struct
 			break;
 		case PREP_READY:
 			write_tenant(w, tn, dirfd, tn->ino, it, nit, now_us, &res[i]);
-			close(dirfd);
+			put_dir(tn, dirfd);
 			break;
 		case PREP_PENDING:
-			if (n_open >= WR_OPEN_MAX) {
+			if (dirfd == tn->lent_fd) {
+				/* lent: stays open anyway */
+			} else if (n_open >= WR_OPEN_MAX) {
 				close(dirfd);
 				dirfd = -1;
 			} else {
@@ -738,8 +768,7 @@ static int apply_range(struct fs_writer *w, size_t first, size_t n, const struct
 
 		if (save_err < 0) {
 			res[p->i].error = save_err;
-			if (p->dirfd >= 0)
-				close(p->dirfd);
+			put_dir(&w->tenants[first + p->i], p->dirfd);
 			continue;
 		}
 		write_pending(w, &w->tenants[first + p->i], p->dirfd, &lim[p->i], now_us,

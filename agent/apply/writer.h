@@ -73,6 +73,12 @@ struct fs_writer_opts {
 	uint64_t log_interval_us; /* one log line per file per interval; 0 = 60 s */
 	uint64_t recheck_us;	  /* open an unchanged tenant at least this often,
 				     to notice a recreated cgroup; 0 = 60 s */
+	/* optional: an open directory of tenant `tenant` (path `cgroup`) that
+	 * the caller keeps, with its inode in *ino, or -1. Used instead of
+	 * opening the cgroup by path, never closed. fairshared lends the
+	 * sampler's, opened and checked by the sample of the same period. */
+	int (*dir_fn)(void *ctx, size_t tenant, const char *cgroup, uint64_t *ino);
+	void *dir_ctx;
 };
 
 struct fs_apply_result {

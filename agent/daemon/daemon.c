@@ -23,6 +23,10 @@
 #include "sample_disk.h"
 #include "writer.h"
 
+/* How often each tenant's *.pressure files are read: the kernel's PSI
+ * averaging interval (PSI_FREQ, 2 s); see psi_due in sample_cgroupfs.c. */
+#define FSD_PSI_EVERY_US 2000000ull
+
 /* The per-tenant arrays of a daemon, allocated and freed together. */
 struct tenant_arrays {
 	struct fs_tenant_sample *samples;
@@ -219,6 +223,9 @@ static int sampler_open(const struct fsd_daemon *d, const struct fs_conf *c,
 	    .n_disks = c->n_disks,
 	    .disks = disks,
 	    .log = fsd_log_cb,
+	    /* the kernel updates avg10 every 2 s: reading it every 1 s period
+	     * re-reads the same numbers (sample_cgroupfs.c, psi_due) */
+	    .psi_every_us = FSD_PSI_EVERY_US,
 	};
 	/* net cgroup_skb and the io.stat cross-check only when they are used */
 	struct fs_sampler_bpf_opts bo = {
@@ -231,7 +238,17 @@ static int sampler_open(const struct fsd_daemon *d, const struct fs_conf *c,
 	return r;
 }
 
-static int writer_open(const struct fs_conf *c, const struct plan_config *pc,
+/* The writer's fs_writer_opts.dir_fn: the sampler's open directory. */
+static int sampler_dir(void *ctx, size_t tenant, const char *cgroup, uint64_t *ino)
+{
+	const struct fsd_daemon *d = ctx;
+
+	if (!d->sampler || !d->ops->dirfd)
+		return -1;
+	return d->ops->dirfd(d->sampler, tenant, cgroup, ino);
+}
+
+static int writer_open(struct fsd_daemon *d, const struct fs_conf *c, const struct plan_config *pc,
 		       struct fs_writer **out)
 {
 	const char **cgroups = cgroup_list(c);
@@ -247,6 +264,9 @@ static int writer_open(const struct fs_conf *c, const struct plan_config *pc,
 	    .log = fsd_log_cb,
 	    /* the planner's least margin: it keeps more while the host has it */
 	    .mem_margin = pc->mem_margin_min,
+	    /* the period samples just before it applies: no second path walk */
+	    .dir_fn = sampler_dir,
+	    .dir_ctx = d,
 	};
 	r = fs_writer_open(out, &wo);
 	free(cgroups);
@@ -391,7 +411,7 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 		goto fail;
 	}
 	if (!o->dry_run) {
-		r = writer_open(conf, &d->pcfg, &d->writer);
+		r = writer_open(d, conf, &d->pcfg, &d->writer);
 		if (r < 0) {
 			fsd_err("cannot open the writer (state in %s): %s", conf->agent.state_dir,
 				strerror(-r));

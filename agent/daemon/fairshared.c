@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "agent_conf.h"
@@ -118,6 +119,24 @@ static int one_period(struct fsd_daemon *d)
 /* --check-config: the config, the host checks, then one dry-run period and
  * each file it would write, current -> planned. The exit code says which
  * problem came first (daemon.h). */
+/*
+ * The sampler keeps each tenant's files open within a budget taken from the
+ * soft RLIMIT_NOFILE (sample_cgroupfs.c): the hard limit is ours to use, so
+ * the soft one is raised to it first (select(2) is not used). A failure only
+ * leaves a smaller budget.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			fsd_log(LOG_DEBUG, NULL, NULL, NULL, "cannot raise RLIMIT_NOFILE: %s",
+				strerror(errno));
+	}
+}
+
 static int check_config(struct fsd_options *o)
 {
 	struct fs_conf *conf = NULL;
@@ -247,6 +266,7 @@ int main(int argc, char **argv)
 		fsd_err("%s", err);
 		return FSD_EXIT_CONFIG;
 	}
+	raise_nofile();
 	r = fsd_daemon_open(&d, &o, conf, fs_monotonic_us()); /* owns conf now */
 	if (r < 0)
 		return r == -EINVAL ? FSD_EXIT_CONFIG : FSD_EXIT_FAILURE;

@@ -24,10 +24,13 @@
 
 /* One pressure file over the period. */
 struct fs_psi_sample {
-	double some_avg10; /* percent, kernel's 10 s average at sample time */
+	double some_avg10; /* percent, kernel's 10 s average when last read */
 	double full_avg10; /* percent; NAN when the kernel has no "full" line */
-	double some_us;	   /* stall time during the period, microseconds (delta) */
-	double full_us;	   /* microseconds (delta); NAN without "full" */
+	/* stall time per period, microseconds: the delta since the file was
+	 * last read, scaled to this period; NAN in a period that did not read
+	 * it (fs_sampler_config.psi_every_us) */
+	double some_us;
+	double full_us; /* microseconds, as some_us; NAN without "full" */
 };
 
 struct fs_io_sample {
@@ -86,10 +89,16 @@ struct fs_sampler_config {
 	 * (model/paths.h). The cgroupfs sampler does not use it. */
 	const char *procfs_root;
 	/* fds the cgroupfs sampler may keep open between periods (1 + 7 per
-	 * tenant; a tenant beyond it opens its files every period); 0 = the
+	 * tenant, 1 + 4 when not all fit; a tenant beyond it opens its files
+	 * every period); 0 = the
 	 * default, derived from RLIMIT_NOFILE at open, which also caps it
 	 * (see sample_cgroupfs.c) */
 	size_t max_open_files;
+	/* the cgroupfs sampler reads a tenant's *.pressure files at most
+	 * about this often (0 = every sample); between reads it reports the
+	 * last avg10 values and NAN for some_us/full_us (see
+	 * sample_cgroupfs.c) */
+	uint64_t psi_every_us;
 };
 
 struct fs_sampler_ops {
@@ -104,6 +113,15 @@ struct fs_sampler_ops {
 	 */
 	int (*sample)(void *state, uint64_t now_us, struct fs_tenant_sample *out);
 	void (*close)(void *state);
+	/*
+	 * Optional (NULL: none). The directory of tenant t that the backend
+	 * keeps open, as found by the last sample, and its inode in *ino; -1
+	 * when it keeps none or its cgroup path is not `cgroup`. The fd stays
+	 * the backend's (never closed by the caller) and valid until the
+	 * next sample or close. The writer uses it instead of opening the
+	 * cgroup again by path (fs_writer_opts.dir_fn).
+	 */
+	int (*dirfd)(void *state, size_t t, const char *cgroup, uint64_t *ino);
 };
 
 extern const struct fs_sampler_ops fs_sampler_cgroupfs;

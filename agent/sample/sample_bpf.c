@@ -418,9 +418,20 @@ static int bpf_sample(void *state, uint64_t now_us, struct fs_tenant_sample *out
 	return 0;
 }
 
+/* The cgroupfs sampler inside keeps the directories. */
+static int bpf_dirfd(void *state, size_t t, const char *cgroup, uint64_t *ino)
+{
+	struct bpf_sampler *s = state;
+
+	if (!s->inner->dirfd)
+		return -1;
+	return s->inner->dirfd(s->inner_state, t, cgroup, ino);
+}
+
 const struct fs_sampler_ops fs_sampler_bpf = {
     .name = "bpf",
     .open = bpf_open_default,
     .sample = bpf_sample,
     .close = bpf_close,
+    .dirfd = bpf_dirfd,
 };

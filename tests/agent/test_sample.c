@@ -631,6 +631,64 @@ static void test_sampler_missing_file_probed_rarely(void **state)
 	fs_sampler_cgroupfs.close(st);
 }
 
+static void write_mem_psi(const char *root, const char *cg, int avg10, unsigned total)
+{
+	char path[256], text[128];
+
+	snprintf(path, sizeof(path), "%s/memory.pressure", cg);
+	snprintf(text, sizeof(text), "some avg10=%d.00 avg60=0.00 avg300=0.00 total=%u\n", avg10,
+		 total);
+	at_write(root, path, text);
+}
+
+/*
+ * psi_every_us = 2 s, samples 1 s apart: each tenant reads its pressure
+ * files every other sample (t1 at 1, 3, 5 s; t2, odd, half a step early:
+ * at 1, 2, 4 s); between reads avg10 is held and some_us is NAN; a read
+ * after a skip scales the stall since the previous read to one period.
+ */
+static void test_sampler_psi_every(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1", "t2"};
+	struct fs_sampler_config cfg = {
+	    .cgroup_root = f->root, .n_tenants = 2, .cgroups = cgs, .psi_every_us = 2000000};
+	struct fs_tenant_sample s[2];
+	void *st;
+
+	for (int i = 0; i < 2; i++) {
+		write_counters(f->root, cgs[i], 1000000, 0, 0, 0, 0, false);
+		write_mem_psi(f->root, cgs[i], 1, 1000);
+	}
+	assert_int_equal(fs_sampler_cgroupfs.open(&st, &cfg), 0);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_true(s[i].psi_mem.some_avg10 == 1.0);
+		assert_true(isnan(s[i].psi_mem.some_us));
+	}
+	for (int k = 2; k <= 5; k++) {
+		for (int i = 0; i < 2; i++)
+			write_mem_psi(f->root, cgs[i], 2 * k - 1, 1000u * (2u * (unsigned)k - 1));
+		assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000ull * (unsigned)k, s), 0);
+		for (int i = 0; i < 2; i++) {
+			/* t1 reads at odd k, t2 at k = 2 and 4 */
+			bool read = i == 0 ? k % 2 == 1 : k % 2 == 0;
+			/* the last read: this one, or the sample before */
+			int avg10 = read ? 2 * k - 1 : 2 * k - 3;
+
+			assert_false(s[i].reset);
+			assert_true(s[i].cpu_cores == 0);
+			assert_true(s[i].psi_mem.some_avg10 == avg10);
+			/* read: 2000 us stalled per second since the last read */
+			if (read)
+				assert_true(s[i].psi_mem.some_us == 2000);
+			else
+				assert_true(isnan(s[i].psi_mem.some_us));
+		}
+	}
+	fs_sampler_cgroupfs.close(st);
+}
+
 static void test_sampler_fds_released(void **state)
 {
 	struct fake *f = *state;
@@ -645,11 +703,13 @@ static void test_sampler_fds_released(void **state)
 	for (int i = 0; i < 4; i++)
 		write_counters(f->root, cgs[i], 1000000, 0, 0, 0, 100, true);
 	before = count_fds();
-	/* Room for two tenants: t1 and t2 keep 1 + 5 fds, t3 and t4 reopen. */
+	/* Room for 16: 4 x 8 do not fit, so the pressure files are not kept
+	 * and 1 + 4 are budgeted each: t1..t3 keep 1 + 4 fds (the directory,
+	 * cpu.stat, memory.current, memory.stat, io.stat), t4 reopens. */
 	open_sampler_budget(f, &st, 4, cgs, 2 * 8);
 	assert_int_equal(count_fds(), before + 2); /* the root, the inotify instance */
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
-	assert_int_equal(count_fds(), before + 2 + 2 * 6);
+	assert_int_equal(count_fds(), before + 2 + 3 * 5);
 	for (int i = 0; i < 4; i++)
 		write_counters(f->root, cgs[i], 1000000 + 500000 * (unsigned)(i + 1), 0, 8192, 0,
 			       100, true);
@@ -660,16 +720,17 @@ static void test_sampler_fds_released(void **state)
 		assert_true(s[i].cpu_cores == 0.5 * (i + 1));
 		assert_true(s[i].io[0].rbps == 8192);
 		assert_true(s[i].mem_current == 1048576);
+		assert_true(s[i].psi_mem.some_avg10 == 2.0); /* read, not kept */
 	}
-	assert_int_equal(count_fds(), before + 2 + 2 * 6);
+	assert_int_equal(count_fds(), before + 2 + 3 * 5);
 
-	/* t1 goes: its fds are closed and its share goes to t3. */
+	/* t1 goes: its fds are closed and its share goes to t4. */
 	snprintf(path, sizeof(path), "%s/t1", f->root);
 	at_rmtree(path);
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, s), 0);
 	assert_false(s[0].present);
-	assert_true(s[2].present && !s[2].reset);
-	assert_int_equal(count_fds(), before + 2 + 2 * 6);
+	assert_true(s[3].present && !s[3].reset);
+	assert_int_equal(count_fds(), before + 2 + 3 * 5);
 	fs_sampler_cgroupfs.close(st);
 	assert_int_equal(count_fds(), before);
 
@@ -906,6 +967,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sampler_missing_file_probed_rarely, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_fds_released, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_psi_every, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_memory_events_watched, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_out_of_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_error_logged_once, setup, teardown),

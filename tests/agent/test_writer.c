@@ -9,6 +9,7 @@
  * inotify), a state file of a crashed run, recreated cgroups.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -454,7 +456,67 @@ static void test_memory_max_clamped(void **state)
 	assert_int_equal(fs_writer_apply(w, A, &l, 4, &res), 0);
 	assert_int_equal(res.clamped, 0);
 	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "67108864");
+	/* memory.max unchanged while cpu.max changes, usage now above it: the
+	 * clamp could only keep it (never raises), so it is skipped, and with
+	 * it the read of memory.current. */
+	at_write(f->root, "a.slice/memory.current", "104857600\n");
+	l.set |= FS_LIM_CPU_MAX;
+	l.cpu_quota_us = 50000;
+	assert_int_equal(fs_writer_apply(w, A, &l, 5, &res), 0);
+	assert_int_equal(res.clamped, 0);
+	assert_int_equal(res.written, 1);
+	assert_int_equal(res.unchanged, 1);
+	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "67108864");
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
 	fs_writer_close(w);
+}
+
+/* dir_fn for test_lent_dir: lends ctx's fd for tenant A (path "a.slice") only. */
+static int lend_dir(void *ctx, size_t tenant, const char *cgroup, uint64_t *ino)
+{
+	const int *fd = ctx;
+	struct stat st;
+
+	if (tenant != A || strcmp(cgroup, "a.slice") != 0 || fstat(*fd, &st) < 0)
+		return -1;
+	*ino = (uint64_t)st.st_ino;
+	return *fd;
+}
+
+/*
+ * A directory lent by dir_fn (fairshared: the sampler's) is written through
+ * and left open; without one the cgroup is opened by path. The lent fd
+ * here is b.slice/inner's, so where the value lands shows which was used.
+ */
+static void test_lent_dir(void **state)
+{
+	struct fake *f = *state;
+	struct fs_writer_opts o = writer_opts(f);
+	struct fs_limits l = {.set = FS_LIM_CPU_MAX, .cpu_quota_us = 30000};
+	struct fs_apply_result res;
+	struct fs_writer *w;
+	char path[600];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/b.slice/inner", f->root);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	o.dir_fn = lend_dir;
+	o.dir_ctx = &fd;
+	assert_int_equal(fs_writer_open(&w, &o), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, &res), 0);
+	assert_int_equal(res.written, 1);
+	assert_string_equal(cg_read(f, "b.slice/inner", "cpu.max"), "30000 100000");
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "max 100000\n"); /* untouched */
+	assert_true(fcntl(fd, F_GETFD) >= 0); /* still open: not the writer's */
+	/* B: none lent, opened by path */
+	l.cpu_quota_us = 40000;
+	assert_int_equal(fs_writer_apply(w, B, &l, 1, &res), 0);
+	assert_int_equal(res.written, 1);
+	assert_string_equal(cg_read(f, "b.slice/inner", "cpu.max"), "40000 100000");
+	fs_writer_close(w);
+	assert_true(fcntl(fd, F_GETFD) >= 0);
+	close(fd);
 }
 
 static void test_missing_file(void **state)
@@ -846,6 +908,7 @@ int main(void)
 	    T(test_einval_backoff),
 	    T(test_error_log_rate_limited),
 	    T(test_memory_max_clamped),
+	    T(test_lent_dir),
 	    T(test_missing_file),
 	    T(test_confinement),
 	    T(test_apply_all_many),
