@@ -5,6 +5,8 @@
 #  7. a bad config is refused with file:line (exit 78); rmdir of a tenant's
 #     cgroup while the daemon runs does not crash it, and re-creating the
 #     cgroup resumes enforcement.
+#  drift: an outside `echo max 100000 > cpu.max` is written over within 2
+#     periods, logged with both values, counted in status, shown by explain.
 . "$FS_SRC/tests/vm/lib.sh"
 . "$FS_SRC/tests/vm/e2e-lib.sh"
 trap e2e_cleanup EXIT
@@ -101,6 +103,39 @@ la=$(fsd_line fsd3 a)
 t_note "plan a after re-creation: ${la#*debug: }"
 record a_cpu_max_after_recreate "$(cg_get $T/a cpu.max)"
 t_check "daemon still alive" alive "${BG_PIDS[fsd3]}"
+
+t_section "drift: someone else's write is written over within 2 periods"
+FCTL=$(fs_bin fairctl)
+ours=$(cg_get $T/a cpu.max)
+# The daemon is stopped around the echo, so that the period it is in is
+# known: p0 logged, p0 + 1 at most under way (its apply maybe done), so
+# the correction comes in period p0 + 2 at the latest.
+kill -STOP "${BG_PIDS[fsd3]}"
+p0=$(fsd_period fsd3)
+cg_set $T/a cpu.max "max 100000"
+kill -CONT "${BG_PIDS[fsd3]}"
+t_note "after period $p0: echo 'max 100000' > a/cpu.max (ours: '$ours')"
+corrected() { [[ $(cg_get $T/a cpu.max) != "max 100000" ]]; }
+t_check "a's cpu.max is the daemon's again" wait_for 20 corrected
+# the period that corrected it: the one after the last logged before the line
+pc=$(awk '/^fairshared: debug: period [0-9]+:/ { p = $4 + 0 }
+	/changed by someone else/ && /cpu.max/ { print p + 1; exit }' "$(fsd_log fsd3)")
+t_note "drift line: $(grep -m1 'changed by someone else' "$(fsd_log fsd3)")"
+t_check "the log names the file and both values" \
+	grep -q "a/cpu.max is \"max 100000\", changed by someone else (we wrote" "$(fsd_log fsd3)"
+if [[ -n $pc ]] && ((pc - p0 <= 2)); then
+	t_ok "corrected in period $pc, within 2 periods of the echo (period $p0)"
+else
+	t_fail "corrected in period '${pc:-never}', echo after period $p0"
+fi
+record drift_correction_periods "$((pc - p0))"
+st=$("$FCTL" status --json --socket "$E2E_STATE/control.sock" 2>&1)
+dt=$(sed -n 's/.*"drift_corrected_total": *\([0-9]*\).*/\1/p' <<<"$st" | head -n 1)
+t_check "status counts the correction (drift_corrected_total=${dt:-none})" test "${dt:-0}" -ge 1
+ex=$("$FCTL" explain --socket "$E2E_STATE/control.sock" a 2>&1)
+t_note "explain a: $(grep -A2 'in force:' <<<"$ex" | tr '\n' '|')"
+t_check "explain shows cpu.max in force beside the value written" \
+	grep -qE 'cpu\.max +written "[^"]+", in force "[^"]+"' <<<"$ex"
 fsd_stop fsd3
 assert_eq "stopped with status 0" "$?" 0
 
