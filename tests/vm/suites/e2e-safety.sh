@@ -7,6 +7,9 @@
 #     cgroup resumes enforcement.
 #  drift: an outside `echo max 100000 > cpu.max` is written over within 2
 #     periods, logged with both values, counted in status, shown by explain.
+#  templates: a cgroup created under a [template.NAME] glob is a tenant in
+#     the period that notices it; its removal leaves no warning, no error
+#     and no saved original.
 . "$FS_SRC/tests/vm/lib.sh"
 . "$FS_SRC/tests/vm/e2e-lib.sh"
 trap e2e_cleanup EXIT
@@ -139,6 +142,41 @@ t_check "explain shows cpu.max in force beside the value written" \
 fsd_stop fsd3
 assert_eq "stopped with status 0" "$?" 0
 
+t_section "templates: a matching cgroup is a tenant within one period and leaves cleanly"
+tconf=$FS_OUT/e2e-template.conf
+cp "$conf" "$tconf"
+printf '\n[template.users]\nmatch = %s/users/u-*\nweight = 1\n' "$T" >>"$tconf"
+cg_create $T/users
+fsd_start fsd4 "$tconf"
+t_check "enforcing (a and b)" wait_for 30 daemon_wrote
+fsd_wait_periods fsd4 2 20
+cg_create $T/users/u-1
+cg_spawn $T/users/u-1 cpu_load 1 40
+u_enforced() {
+	local l
+	l=$(fsd_line fsd4 u-1)
+	[[ -n $l && $(kv "$l" write) == 1 && $(cg_get $T/users/u-1 cpu.max) == "$(kv "$l" cpu.max)" ]]
+}
+t_check "u-1 is a tenant, its cpu.max written as planned" wait_for 20 u_enforced
+pj=$(awk '/^fairshared: debug: period [0-9]+:/ { p = $4 + 0 }
+	/the cgroups the templates match changed/ { print p + 1; exit }' "$(fsd_log fsd4)")
+pt=$(awk '/^fairshared: debug: period [0-9]+:/ { p = $4 + 0 }
+	/^fairshared: debug: tenant=u-1 / { print p; exit }' "$(fsd_log fsd4)")
+t_note "template reload in period ${pj:-?}; u-1 first in period ${pt:-?}"
+t_check "u-1 is in the plan of the period that noticed it" test "${pj:-x}" = "${pt:-y}"
+t_note "u-1: $(fsd_line fsd4 u-1 | cut -c1-200)"
+nerr=$(grep -cE 'warning|error' "$(fsd_log fsd4)")
+cg_remove $T/users/u-1
+t_check "u-1's cgroup removed" test ! -d "$(cg_path $T/users/u-1)"
+fsd_wait_periods fsd4 4 20
+t_check "u-1 is no tenant any more" eval '[[ -z $(fsd_line fsd4 u-1) ]]'
+t_check "no saved original of u-1 left" eval '! grep -q "users/u-1" $E2E_STATE/writer.state'
+assert_eq "no warning or error after the removal" "$(grep -cE 'warning|error' "$(fsd_log fsd4)")" "$nerr"
+grep -E 'u-1' "$(fsd_log fsd4)" | grep -v debug | sed 's/^/#   /'
+fsd_stop fsd4
+assert_eq "stopped with status 0" "$?" 0
+cg_remove $T/users
+
 t_section "test 7: bad configs are refused with file:line"
 cg_kill $T/a
 cg_kill $T/b
@@ -180,5 +218,5 @@ assert_eq "bad config (weight -3): exit 78" "$rc" 78
 if [[ $out == *"$f:$line:"* ]]; then t_ok "bad config (weight): message names $f:$line"; else t_fail "bad config (weight): no $f:$line in '$out'"; fi
 t_check "no daemon state was written by the refused runs" test ! -e $E2E_STATE/writer.state
 
-((T_FAIL > 0)) && for n in fsd fsd2 fsd3; do t_note "--- $n"; e2e_dump $n 8; done
+((T_FAIL > 0)) && for n in fsd fsd2 fsd3 fsd4; do t_note "--- $n"; e2e_dump $n 8; done
 t_done
