@@ -16,6 +16,7 @@
 
 #include "agent_conf.h"
 #include "ini_limits.h"
+#include "template.h"
 
 /* Login nodes (one tenant per user) and CI farms (one per job) reach
  * thousands; the period stays linear in tenants (tests/bench/bench_period). */
@@ -30,6 +31,27 @@ struct raw_tenant {
 	char name[FS_NAME_MAX];
 	int line;
 	struct raw_value cgroup, weight, demand, min, max;
+	int template; /* index of its [template.NAME] + 1, 0 = [tenant.NAME] */
+	char login[FS_LOGIN_MAX];
+};
+
+/* weight.NAME = 3 in a [template.X]: tenant NAME's own value. */
+struct raw_override {
+	char key[8]; /* weight, demand, min, max */
+	char name[FS_NAME_MAX];
+	struct raw_value v;
+	bool used;
+};
+
+#define MAX_TEMPLATES 64
+#define MAX_OVERRIDES 1024
+
+struct raw_template {
+	char name[FS_NAME_MAX];
+	int line;
+	struct raw_value match, weight, demand, min, max;
+	size_t n_over;
+	struct raw_override *over;
 };
 
 struct raw_disk {
@@ -37,7 +59,7 @@ struct raw_disk {
 	struct raw_value v;
 };
 
-enum section_kind { SEC_NONE, SEC_AGENT, SEC_RESOURCES, SEC_TENANT, SEC_FLEET };
+enum section_kind { SEC_NONE, SEC_AGENT, SEC_RESOURCES, SEC_TENANT, SEC_FLEET, SEC_TEMPLATE };
 
 struct raw_conf {
 	const char *path;
@@ -56,6 +78,9 @@ struct raw_conf {
 	 * file of thousands of tenants is checked for duplicates in linear time. */
 	size_t *name_slot, n_name_slots;
 	struct fs_fleet_raw fleet; /* [fleet] (fleet_conf.h) */
+	size_t n_templates;
+	struct raw_template templates[MAX_TEMPLATES];
+	size_t n_explicit; /* tenants from [tenant.NAME]; template ones follow */
 };
 
 static void raw_free(struct raw_conf *rc)
@@ -81,6 +106,18 @@ static void raw_free(struct raw_conf *rc)
 	free(rc->tenants);
 	free(rc->name_slot);
 	fs_fleet_raw_free(&rc->fleet);
+	for (size_t i = 0; i < rc->n_templates; i++) {
+		struct raw_template *t = &rc->templates[i];
+
+		free(t->match.text);
+		free(t->weight.text);
+		free(t->demand.text);
+		free(t->min.text);
+		free(t->max.text);
+		for (size_t k = 0; k < t->n_over; k++)
+			free(t->over[k].v.text);
+		free(t->over);
+	}
 }
 
 static size_t name_hash(const char *s)
@@ -215,10 +252,82 @@ static int on_section(struct raw_conf *rc, const char *section, int line, struct
 		rc->sec = SEC_TENANT;
 		return 0;
 	}
+	if (strncmp(section, "template.", 9) == 0) {
+		const char *name = section + 9;
+		struct raw_template *t;
+
+		if (!valid_name(name))
+			return conf_error_set(err, -EINVAL, rc->path, line,
+					      "bad template name '%s' (letters, digits, '_', '-')",
+					      name);
+		for (size_t i = 0; i < rc->n_templates; i++)
+			if (strcmp(rc->templates[i].name, name) == 0)
+				return conf_error_set(
+				    err, -EINVAL, rc->path, line,
+				    "duplicate section [template.%s] (first on line %d)", name,
+				    rc->templates[i].line);
+		if (rc->n_templates == MAX_TEMPLATES)
+			return conf_error_set(err, -E2BIG, rc->path, line,
+					      "too many templates (at most %d)", MAX_TEMPLATES);
+		t = &rc->templates[rc->n_templates++];
+		memset(t, 0, sizeof(*t));
+		snprintf(t->name, sizeof(t->name), "%s", name);
+		t->line = line;
+		rc->sec = SEC_TEMPLATE;
+		return 0;
+	}
 	return conf_error_set(err, -EINVAL, rc->path, line,
 			      "unknown section [%s] (expected [agent], [resources], [tenant.NAME], "
-			      "[fleet])",
+			      "[template.NAME], [fleet])",
 			      section);
+}
+
+/* A key of [template.NAME]: match, the tenant keys, or KEY.TENANT overrides. */
+static int template_key(struct raw_conf *rc, const char *name, const char *value, int line,
+			struct conf_error *err)
+{
+	struct raw_template *t = &rc->templates[rc->n_templates - 1];
+	static const char *const keys[] = {"weight", "demand", "min", "max"};
+	struct raw_value *vals[] = {&t->weight, &t->demand, &t->min, &t->max};
+	const char *dot = strchr(name, '.');
+	struct raw_override *o;
+
+	if (strcmp(name, "match") == 0)
+		return set_value(rc, &t->match, name, value, line, err);
+	for (size_t i = 0; i < 4; i++) {
+		size_t n = strlen(keys[i]);
+
+		if (strcmp(name, keys[i]) == 0)
+			return set_value(rc, vals[i], name, value, line, err);
+		if (!dot || (size_t)(dot - name) != n || strncmp(name, keys[i], n) != 0)
+			continue;
+		if (!valid_name(dot + 1))
+			return conf_error_set(err, -EINVAL, rc->path, line,
+					      "bad tenant name in '%s' (letters, digits, '_', '-')",
+					      name);
+		for (size_t k = 0; k < t->n_over; k++)
+			if (!strcmp(t->over[k].key, keys[i]) && !strcmp(t->over[k].name, dot + 1))
+				return conf_error_set(err, -EINVAL, rc->path, line,
+						      "duplicate key '%s' (first set on line %d)",
+						      name, t->over[k].v.line);
+		if (t->n_over == MAX_OVERRIDES)
+			return conf_error_set(err, -E2BIG, rc->path, line,
+					      "too many overrides in [template.%s] (at most %d)",
+					      t->name, MAX_OVERRIDES);
+		o = realloc(t->over, (t->n_over + 1) * sizeof(*o));
+		if (!o)
+			return conf_error_set(err, -ENOMEM, rc->path, line, "out of memory");
+		t->over = o;
+		o = &t->over[t->n_over++];
+		memset(o, 0, sizeof(*o));
+		snprintf(o->key, sizeof(o->key), "%s", keys[i]);
+		snprintf(o->name, sizeof(o->name), "%s", dot + 1);
+		return set_value(rc, &o->v, name, value, line, err);
+	}
+	return conf_error_set(err, -EINVAL, rc->path, line,
+			      "unknown key '%s' in [template.%s] (match, weight, demand, min, max, "
+			      "or KEY.TENANT)",
+			      name, t->name);
 }
 
 static int on_key(void *user, const char *section, const char *name, const char *value, int line,
@@ -302,6 +411,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		return conf_error_set(err, -EINVAL, rc->path, line,
 				      "unknown key '%s' in [tenant.%s]", name, t->name);
 	}
+	if (rc->sec == SEC_TEMPLATE)
+		return template_key(rc, name, value, line, err);
 	return conf_error_set(err, -EINVAL, rc->path, line, "key '%s' outside of any section",
 			      name);
 }
@@ -819,13 +930,155 @@ static int cgroups_overlap(const struct raw_conf *rc, bool *out)
 	return 0;
 }
 
+/* ---- templates: their matches become tenants ------------------------------ */
+
+struct expand {
+	struct raw_conf *rc;
+	struct fs_conf *c;
+	size_t tmpl; /* index in rc->templates */
+	struct conf_error *err;
+};
+
+static int dup_value(const struct raw_value *from, struct raw_value *to)
+{
+	to->line = from->line;
+	to->text = NULL;
+	if (!from->text)
+		return 0;
+	to->text = strdup(from->text);
+	return to->text ? 0 : -ENOMEM;
+}
+
+/* The override KEY.name of template t, else the template's own value. */
+static const struct raw_value *template_value(struct raw_template *t, const char *key,
+					      const char *name, const struct raw_value *own)
+{
+	for (size_t k = 0; k < t->n_over; k++)
+		if (!strcmp(t->over[k].key, key) && !strcmp(t->over[k].name, name)) {
+			t->over[k].used = true;
+			return &t->over[k].v;
+		}
+	return own;
+}
+
+static int expand_one(void *ctx, const char *rel)
+{
+	struct expand *x = ctx;
+	struct raw_conf *rc = x->rc;
+	struct raw_template *t = &rc->templates[x->tmpl];
+	char norm[PATH_MAX], name[FS_NAME_MAX], login[FS_LOGIN_MAX];
+	struct fs_conf_template *ct = &x->c->templates[x->tmpl];
+	struct raw_tenant *nt;
+	size_t *slot;
+
+	ct->sig = fs_template_sig(ct->sig, rel);
+	ct->n_matches++;
+	if (fs_conf_normalize_cgroup(rel, norm, sizeof(norm)) < 0 ||
+	    fs_template_name(norm, NULL, name, sizeof(name), login, sizeof(login)) < 0)
+		return 0; /* not a name a tenant can have: left alone */
+	/* explicit [tenant.X] sections win, then earlier templates */
+	for (size_t i = 0; i < rc->n_tenants; i++) {
+		const char *cg = rc->tenants[i].cgroup.text;
+		char other[PATH_MAX];
+
+		if (i >= rc->n_explicit) {
+			if (strcmp(cg, norm) == 0)
+				return 0;
+			continue;
+		}
+		if (cg && fs_conf_normalize_cgroup(cg, other, sizeof(other)) == 0 &&
+		    (fs_conf_cgroup_within(norm, other) || fs_conf_cgroup_within(other, norm)))
+			return 0;
+	}
+	if (name_index_grow(rc) < 0)
+		return conf_error_set(x->err, -ENOMEM, rc->path, t->line, "out of memory");
+	slot = name_slot(rc, name);
+	if (*slot) { /* the name is taken: NAME-TEMPLATE */
+		char alt[FS_NAME_MAX * 2 + 2];
+
+		snprintf(alt, sizeof(alt), "%s-%s", name, t->name);
+		if (strlen(alt) >= FS_NAME_MAX)
+			return 0;
+		snprintf(name, sizeof(name), "%s", alt);
+		slot = name_slot(rc, name);
+		if (*slot)
+			return 0;
+	}
+	if (rc->n_tenants == MAX_TENANTS)
+		return conf_error_set(x->err, -E2BIG, rc->path, t->line,
+				      "[template.%s]: too many tenants (at most %d)", t->name,
+				      MAX_TENANTS);
+	if (rc->n_tenants == rc->cap_tenants) {
+		size_t cap = rc->cap_tenants ? rc->cap_tenants * 2 : 8;
+		struct raw_tenant *g = realloc(rc->tenants, cap * sizeof(*g));
+
+		if (!g)
+			return conf_error_set(x->err, -ENOMEM, rc->path, t->line, "out of memory");
+		rc->tenants = g;
+		rc->cap_tenants = cap;
+	}
+	nt = &rc->tenants[rc->n_tenants++];
+	memset(nt, 0, sizeof(*nt));
+	snprintf(nt->name, sizeof(nt->name), "%s", name);
+	snprintf(nt->login, sizeof(nt->login), "%s", login);
+	nt->line = t->line;
+	nt->template = (int)x->tmpl + 1;
+	*slot = rc->n_tenants;
+	nt->cgroup.line = t->match.line;
+	nt->cgroup.text = strdup(norm);
+	if (!nt->cgroup.text ||
+	    dup_value(template_value(t, "weight", name, &t->weight), &nt->weight) < 0 ||
+	    dup_value(template_value(t, "demand", name, &t->demand), &nt->demand) < 0 ||
+	    dup_value(template_value(t, "min", name, &t->min), &nt->min) < 0 ||
+	    dup_value(template_value(t, "max", name, &t->max), &nt->max) < 0)
+		return conf_error_set(x->err, -ENOMEM, rc->path, t->line, "out of memory");
+	return 0;
+}
+
+/* Adds a tenant for every cgroup a template matches now (file order). */
+static int expand_templates(struct raw_conf *rc, struct fs_conf *c, struct conf_error *err)
+{
+	rc->n_explicit = rc->n_tenants;
+	if (rc->n_templates == 0)
+		return 0;
+	c->templates = calloc(rc->n_templates, sizeof(*c->templates));
+	if (!c->templates)
+		return conf_error_set(err, -ENOMEM, rc->path, 0, "out of memory");
+	c->n_templates = rc->n_templates;
+	for (size_t i = 0; i < rc->n_templates; i++) {
+		struct raw_template *t = &rc->templates[i];
+		struct expand x = {rc, c, i, err};
+		int r;
+
+		if (!t->match.text)
+			return conf_error_set(err, -EINVAL, rc->path, t->line,
+					      "[template.%s] has no match", t->name);
+		if (!fs_template_match_ok(t->match.text) ||
+		    strlen(t->match.text) >= sizeof(c->templates[i].match))
+			return conf_error_set(err, -EINVAL, rc->path, t->match.line,
+					      "bad match '%s' (a glob below cgroup_root, without "
+					      "'.' or '..')",
+					      t->match.text);
+		snprintf(c->templates[i].match, sizeof(c->templates[i].match), "%s", t->match.text);
+		snprintf(c->templates[i].name, sizeof(c->templates[i].name), "%s", t->name);
+		c->templates[i].sig = FS_TEMPLATE_SIG_INIT;
+		r = fs_template_scan(c->agent.cgroup_root, t->match.text, expand_one, &x);
+		if (r < 0)
+			return r == -ENOMEM && !err->msg[0]
+				   ? conf_error_set(err, r, rc->path, t->line, "out of memory")
+				   : r;
+	}
+	return 0;
+}
+
 static int resolve_tenants(const struct raw_conf *rc, struct fs_conf *c, struct conf_error *err)
 {
 	bool overlap;
 
-	if (rc->n_tenants == 0)
-		return conf_error_set(err, -EINVAL, rc->path, 0, "no [tenant.NAME] section");
-	c->tenants = calloc(rc->n_tenants, sizeof(*c->tenants));
+	if (rc->n_tenants == 0 && rc->n_templates == 0)
+		return conf_error_set(err, -EINVAL, rc->path, 0,
+				      "no [tenant.NAME] or [template.NAME] section");
+	c->tenants = calloc(rc->n_tenants ? rc->n_tenants : 1, sizeof(*c->tenants));
 	if (!c->tenants || cgroups_overlap(rc, &overlap) < 0)
 		return conf_error_set(err, -ENOMEM, rc->path, 0, "out of memory");
 	c->n_tenants = rc->n_tenants;
@@ -836,6 +1089,11 @@ static int resolve_tenants(const struct raw_conf *rc, struct fs_conf *c, struct 
 
 		snprintf(t->name, sizeof(t->name), "%s", rt->name);
 		t->line = rt->line;
+		if (rt->template) {
+			snprintf(t->template_name, sizeof(t->template_name), "%s",
+				 rc->templates[rt->template - 1].name);
+			snprintf(t->login, sizeof(t->login), "%s", rt->login);
+		}
 		if (!rt->cgroup.text)
 			return conf_error_set(err, -EINVAL, rc->path, rt->line,
 					      "[tenant.%s] has no cgroup", rt->name);
@@ -929,6 +1187,8 @@ int fs_conf_load(const char *path, const struct fs_conf_env *env, struct fs_conf
 	if (r == 0)
 		r = resolve_resources(&rc, env, c, &e);
 	if (r == 0)
+		r = expand_templates(&rc, c, &e);
+	if (r == 0)
 		r = resolve_tenants(&rc, c, &e);
 	if (r == 0)
 		r = fs_fleet_resolve(&rc.fleet, path, c->agent.interval_us,
@@ -950,6 +1210,7 @@ void fs_conf_free(struct fs_conf *c)
 	if (!c)
 		return;
 	free(c->tenants);
+	free(c->templates);
 	free(c);
 }
 

@@ -99,6 +99,16 @@ struct fs_disk {
 	int line;		/* source line of its io.NAME key */
 };
 
+#define FS_LOGIN_MAX 64 /* a login name, incl. NUL */
+
+/* A [template.NAME] section, and what it matched when the config was loaded. */
+struct fs_conf_template {
+	char name[FS_NAME_MAX];
+	char match[PATH_MAX]; /* the glob, relative to cgroup_root */
+	uint64_t sig;	      /* fs_template_sig of every match (template.h) */
+	size_t n_matches;
+};
+
 struct fs_conf_tenant {
 	char name[FS_NAME_MAX]; /* NAME of [tenant.NAME] */
 	/* The cgroup need not exist at load time (services start later); a
@@ -114,6 +124,10 @@ struct fs_conf_tenant {
 	double min[FS_MAX_RES];
 	double max[FS_MAX_RES];
 	int line; /* source line of the [tenant.NAME] header */
+	/* A tenant made by [template.T] for a matching cgroup: T, and for a
+	 * user slice the user's login name (conf/template.h); "" otherwise. */
+	char template_name[FS_NAME_MAX];
+	char login[FS_LOGIN_MAX];
 };
 
 struct fs_conf {
@@ -139,10 +153,14 @@ struct fs_conf {
 	int res_memory; /* index of memory (always 1) */
 	int res_net;	/* index of net, -1 if not configured */
 
-	size_t n_tenants; /* >= 1 */
+	size_t n_tenants; /* >= 1, or >= 0 when there are templates */
 	struct fs_conf_tenant *tenants;
 
 	struct fs_conf_fleet fleet; /* [fleet]; fleet.enabled false without it */
+	/* [template.NAME]: the globs whose matches are tenants (in file order);
+	 * the daemon scans them again to notice cgroups come and go. */
+	size_t n_templates;
+	struct fs_conf_template *templates; /* [n_templates] */
 };
 
 /* Where auto-detection looks; NULL members select the real system. */

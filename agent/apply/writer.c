@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroupfs.h"
+#include "drift_watch.h"
 #include "writer.h"
 #include "writer_state.h"
 
@@ -35,6 +36,14 @@ struct wr_tenant {
 	uint64_t ino;	     /* its directory's inode then */
 	int lent_fd;	     /* the dirfd dir_fn lent last (never closed here) */
 	struct wr_slot slot[FS_CGF_SLOTS];
+	/* drift (someone else's writes): */
+	int wd[FS_CGF__COUNT]; /* change watch of each file, -1: none */
+	uint64_t watch_ino;    /* the directory the watches are on */
+	unsigned check;	       /* files (1u << f) to read again: their watch fired */
+	unsigned wrote;	       /* files written in this apply: their events are ours */
+	uint64_t drift_total;  /* files found changed by someone else */
+	bool drift_logged;
+	uint64_t drift_log_us;
 };
 
 /* A tenant waiting for the state save (phase 3). */
@@ -64,6 +73,8 @@ struct fs_writer {
 	size_t pend_cap;
 	int (*dir_fn)(void *ctx, size_t tenant, const char *cgroup, uint64_t *ino);
 	void *dir_ctx;
+	struct fs_drift_watch *dw; /* NULL: inotify unavailable, re-read every period */
+	uint64_t drift_total;
 };
 
 /* One file to write in this round. */
@@ -103,7 +114,17 @@ int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgro
 		}
 		t[i].path_err = fs_cgfs_check_path(cgroups[i]);
 		t[i].lent_fd = -1;
+		for (int f = 0; f < FS_CGF__COUNT; f++)
+			t[i].wd[f] = -1;
 	}
+	/* Watch keys are tenant indexes: a new instance drops every old watch
+	 * (each tenant is opened, watched and checked again at its next apply). */
+	fs_dw_close(w->dw);
+	w->dw = NULL;
+	if (fs_dw_open(&w->dw) < 0)
+		fs_logf(w->log, w->log_ctx, LOG_WARNING,
+			"writer: no inotify: tenants' files are read every period to notice "
+			"changes made by others");
 	/* The slots of the old list go away: the entries are found again
 	 * through the hash at the next apply of their cgroup. */
 	for (size_t i = 0; i < w->t.n; i++)
@@ -119,6 +140,7 @@ void fs_writer_close(struct fs_writer *w)
 	if (!w)
 		return;
 	fs_cgfs_close(&w->cg);
+	fs_dw_close(w->dw);
 	if (w->lock_fd >= 0)
 		close(w->lock_fd);
 	wr_table_free(&w->t);
@@ -217,6 +239,43 @@ int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o)
 out:
 	fs_writer_close(w);
 	return r;
+}
+
+uint64_t fs_writer_drift_count(const struct fs_writer *w, size_t tenant)
+{
+	return tenant < w->n_tenants ? w->tenants[tenant].drift_total : 0;
+}
+
+int fs_writer_files(struct fs_writer *w, size_t tenant, struct fs_writer_file *out, size_t max)
+{
+	struct wr_tenant *tn;
+	size_t n = 0;
+	int dirfd;
+
+	if (tenant >= w->n_tenants)
+		return -EPERM;
+	tn = &w->tenants[tenant];
+	if (tn->path_err < 0)
+		return tn->path_err;
+	dirfd = fs_cgfs_open_cgroup(&w->cg, tn->cgroup);
+	if (dirfd < 0)
+		return dirfd;
+	for (size_t k = 0; k < FS_CGF_SLOTS && n < max; k++) {
+		const struct wr_entry *e = tn->slot[k].e;
+		struct fs_writer_file *o = &out[n];
+
+		if (!e || !e->has_last)
+			continue;
+		snprintf(o->key, sizeof(o->key), "%s", e->key);
+		snprintf(o->written, sizeof(o->written), "%s", e->last);
+		o->err = fs_cgfile_read_current(dirfd, e->file, e->dev, &w->buf, o->in_force,
+						sizeof(o->in_force));
+		if (o->err < 0)
+			o->in_force[0] = '\0';
+		n++;
+	}
+	close(dirfd);
+	return (int)n;
 }
 
 size_t fs_writer_saved_count(const struct fs_writer *w)
@@ -494,6 +553,7 @@ static void write_tenant(struct fs_writer *w, struct wr_tenant *tn, int dirfd, u
 		switch (write_item(w, dirfd, tn->cgroup, it[i].e, it[i].value, now_us, false)) {
 		case WR_OK:
 			res->written++;
+			tn->wrote |= 1u << it[i].file;
 			break;
 		case WR_UNCHANGED:
 			res->unchanged++;
@@ -573,6 +633,59 @@ static void put_dir(const struct wr_tenant *tn, int dirfd)
 		close(dirfd);
 }
 
+/* Watches tenant tn's file f (dirfd open) unless it is watched already. */
+static void watch_file(struct fs_writer *w, struct wr_tenant *tn, int dirfd, enum fs_cgfile f)
+{
+	uint32_t key = (uint32_t)((size_t)(tn - w->tenants) * FS_CGF__COUNT + (size_t)f);
+	int wd;
+
+	if (!w->dw || tn->wd[f] >= 0)
+		return;
+	wd = fs_dw_add(w->dw, dirfd, fs_cgfiles[f].name, key);
+	if (wd >= 0)
+		tn->wd[f] = wd;
+}
+
+/* The watches of tn are on another directory (a recreated cgroup). */
+static void unwatch_tenant(struct fs_writer *w, struct wr_tenant *tn)
+{
+	for (int f = 0; f < FS_CGF__COUNT; f++) {
+		if (tn->wd[f] >= 0 && w->dw)
+			fs_dw_remove(w->dw, tn->wd[f]);
+		tn->wd[f] = -1;
+	}
+}
+
+/*
+ * Drift: the file of item `it` (known, last value e->last) is read again;
+ * a value someone else put there is counted, logged (once per log interval
+ * per tenant) and becomes e->last, so that write_tenant writes ours again
+ * in this very apply (unless ours changed to exactly that value).
+ */
+static void check_drift(struct fs_writer *w, struct wr_tenant *tn, int dirfd, struct item *it,
+			uint64_t now_us, struct fs_apply_result *res)
+{
+	struct wr_entry *e = it->e;
+	char cur[FS_CGF_VALUE_MAX];
+
+	watch_file(w, tn, dirfd, it->file); /* first, so that no change is missed */
+	if (read_current(w, dirfd, it->file, it->dev, cur, sizeof(cur)) < 0 ||
+	    strcmp(cur, e->last) == 0)
+		return; /* a read error is the write's to report */
+	res->drifted++;
+	tn->drift_total++;
+	w->drift_total++;
+	if (!tn->drift_logged || now_us - tn->drift_log_us >= w->log_interval_us) {
+		tn->drift_logged = true;
+		tn->drift_log_us = now_us;
+		fs_logf(w->log, w->log_ctx, LOG_WARNING,
+			"writer: %s/%s/%s is \"%s\", changed by someone else (we wrote \"%s\"); "
+			"writing \"%s\" again",
+			w->cgroup_root, tn->cgroup, e->key, cur, e->last, it->value);
+	}
+	snprintf(e->last, sizeof(e->last), "%s", cur);
+}
+
 /*
  * Phase 1 of one tenant: skips it in the steady state; else opens its
  * directory once and records the original (and current value) of every item
@@ -581,12 +694,14 @@ static void put_dir(const struct wr_tenant *tn, int dirfd)
 static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item *it, size_t n,
 			 uint64_t now_us, struct fs_apply_result *res, int *dirfd_out)
 {
+	/* due: every known file is read again (safety net of the watches) */
 	bool due = !tn->checked || now_us - tn->checked_us >= w->recheck_us;
 	bool pending = false;
 	uint64_t ino = 0;
+	unsigned check = tn->check;
 	int dirfd;
 
-	if (n == 0 || (!due && steady(it, n, now_us, res)))
+	if (n == 0 || (!due && !check && steady(it, n, now_us, res)))
 		return PREP_DONE;
 	dirfd = open_tenant(w, tn, res, &ino);
 	if (dirfd < 0)
@@ -594,6 +709,11 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 	tn->checked = true;
 	tn->checked_us = now_us;
 	tn->ino = ino;
+	tn->check = 0;
+	if (tn->watch_ino != tn->ino) {
+		unwatch_tenant(w, tn);
+		tn->watch_ino = tn->ino;
+	}
 	for (size_t i = 0; i < n; i++) {
 		char cur[FS_CGF_VALUE_MAX];
 		struct wr_entry *e = it[i].e;
@@ -601,6 +721,8 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 		int r;
 
 		if (e && e->has_last && !recreated) {
+			if (e->saved && (due || (check & (1u << it[i].file))))
+				check_drift(w, tn, dirfd, &it[i], now_us, res);
 			pending |= !e->saved;
 			continue;
 		}
@@ -608,6 +730,7 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 			res->unsupported++;
 			continue;
 		}
+		watch_file(w, tn, dirfd, it[i].file); /* before the read: no change missed */
 		r = read_current(w, dirfd, it[i].file, it[i].dev, cur, sizeof(cur));
 		if (r < 0) {
 			if (r == -ENOENT && faccessat(dirfd, ".", F_OK, 0) < 0) {
@@ -661,6 +784,11 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 		e->ino = tn->ino;
 		pending |= !e->saved;
 	}
+	/* a known file without a watch (inotify off, max_user_watches) is
+	 * read every period instead */
+	for (size_t i = 0; i < n; i++)
+		if (it[i].e && it[i].e->has_last && tn->wd[it[i].file] < 0)
+			tn->check |= 1u << it[i].file;
 	*dirfd_out = dirfd;
 	return pending ? PREP_PENDING : PREP_READY;
 }
@@ -703,6 +831,35 @@ static void write_pending(struct fs_writer *w, struct wr_tenant *tn, int dirfd,
 	put_dir(tn, dirfd);
 }
 
+/* A watch fired: the file is read again at the tenant's next apply, unless
+ * the event is of our own write in this apply (tn->wrote). */
+static void on_watch(void *ctx, uint32_t key, enum fs_dw_event ev)
+{
+	struct fs_writer *w = ctx;
+	size_t t = key / FS_CGF__COUNT;
+	unsigned f = key % FS_CGF__COUNT;
+	struct wr_tenant *tn;
+
+	if (t >= w->n_tenants)
+		return;
+	tn = &w->tenants[t];
+	if (ev == FS_DW_GONE) {
+		tn->wd[f] = -1;
+		tn->checked = false; /* gone, or recreated: see at the next apply */
+	} else if (!(tn->wrote & (1u << f))) {
+		tn->check |= 1u << f;
+	}
+}
+
+/* Drains the watch (see on_watch); a lost event queue means every tenant
+ * is read again. */
+static void poll_watch(struct fs_writer *w)
+{
+	if (w->dw && fs_dw_poll(w->dw, on_watch, w) == -EOVERFLOW)
+		for (size_t i = 0; i < w->n_tenants; i++)
+			w->tenants[i].checked = false;
+}
+
 /* Tenants first .. first + n - 1; lim, skip and res are indexed from 0. */
 static int apply_range(struct fs_writer *w, size_t first, size_t n, const struct fs_limits *lim,
 		       const bool *skip, uint64_t now_us, struct fs_apply_result *res)
@@ -713,6 +870,8 @@ static int apply_range(struct fs_writer *w, size_t first, size_t n, const struct
 	r = grow_pending(w, n);
 	if (r < 0)
 		return r;
+	/* What others changed since the last apply. */
+	poll_watch(w);
 	/* Phase 1: read and record what is new; write the tenants that need no save. */
 	for (size_t i = 0; i < n; i++) {
 		struct wr_tenant *tn = &w->tenants[first + i];
@@ -774,6 +933,15 @@ static int apply_range(struct fs_writer *w, size_t first, size_t n, const struct
 		write_pending(w, &w->tenants[first + p->i], p->dirfd, &lim[p->i], now_us,
 			      &res[p->i]);
 	}
+	/*
+	 * Our own writes raised events: drop them now, so that a file we wrote
+	 * is not read back next period. A change by someone else between our
+	 * write and this drain (a window of this apply's duration) is lost
+	 * with them; the recheck (recheck_us) reads every file again.
+	 */
+	poll_watch(w);
+	for (size_t i = 0; i < n; i++)
+		w->tenants[first + i].wrote = 0;
 	if (save_err < 0)
 		return save_err;
 	r = 0;

@@ -28,12 +28,24 @@
  *   again; a file that does not exist (controller not enabled, cpu.max.burst
  *   before 5.14) is likewise retried after reprobe_us; every failure is logged
  *   with path and errno, rate-limited per file.
+ * - Drift: a value someone else wrote (an operator, systemd's daemon-reload
+ *   or set-property) is noticed and written again. Each file in force has an
+ *   inotify IN_MODIFY watch (drift_watch.h); a file whose watch fired since
+ *   the last apply is read again (and only those), and a value that differs
+ *   from the one last written is counted (res.drifted), logged (once per
+ *   log interval per tenant, naming the file and both values) and replaced
+ *   by ours in the same apply: at most once per period. Every recheck_us
+ *   every file is read again as well (the safety net for a write that came
+ *   while our own events were dropped, see apply_range), and without
+ *   inotify every file is read every period.
  * - Restore (fs_writer_restore, fs_release) writes the originals back in the
  *   same safe order and removes what was restored from the state file.
  *   Originals of cgroups that are no longer tenants are kept until restored.
  *
- * Cost: per period O(tenants + files written): a tenant in the steady state
- * is a few string compares of its formatted values; (tenant, file, disk)
+ * Cost: per period O(tenants + files written + files changed by others):
+ * a tenant in the steady state is a few string compares of its formatted
+ * values, and the change watch costs one read(2) per apply when nothing
+ * changed; (tenant, file, disk)
  * lookups are O(1) (per-tenant slots, and a hash of (cgroup, file, disk) for
  * originals loaded from a previous run); one state-file save (2 fsyncs) per
  * period at most, only when a new original was recorded. Open, set_tenants
@@ -88,6 +100,7 @@ struct fs_apply_result {
 	unsigned unsupported; /* skipped: file in EINVAL back-off, or missing in
 				 this cgroup (controller not enabled there) */
 	unsigned clamped;     /* memory.max raised to memory.current + margin */
+	unsigned drifted;     /* files found changed by someone else (written again) */
 	bool gone;	      /* the cgroup vanished (ENOENT): rest skipped */
 	int error;	      /* 0, or -errno of what stopped this tenant: -EINVAL
 				 (refused path), the error opening its cgroup
@@ -168,6 +181,25 @@ int fs_writer_restore_cgroup(struct fs_writer *w, const char *cgroup);
  * saved for a later release).
  */
 int fs_writer_restore(struct fs_writer *w);
+
+/* One file the writer controls in a tenant (fs_writer_files). */
+struct fs_writer_file {
+	char key[FS_CGF_KEY_MAX];	 /* "cpu.max", "io.max@8:0" */
+	char written[FS_CGF_VALUE_MAX];	 /* what the writer last wrote (or read) */
+	char in_force[FS_CGF_VALUE_MAX]; /* what the file holds now; "" on error */
+	int err;			 /* 0, or -errno of reading it */
+};
+
+/*
+ * The files of tenant under the writer's control, read now (for explain):
+ * at most max into out. The count, or -errno (-ENOENT: the cgroup is gone,
+ * -EPERM: not a tenant index).
+ */
+int fs_writer_files(struct fs_writer *w, size_t tenant, struct fs_writer_file *out, size_t max);
+
+/* Files of tenant found changed by someone else since the writer opened
+ * (or the tenant list was set); 0 for an index out of range. */
+uint64_t fs_writer_drift_count(const struct fs_writer *w, size_t tenant);
 
 /* Number of files with a saved original. */
 size_t fs_writer_saved_count(const struct fs_writer *w);

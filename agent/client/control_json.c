@@ -57,6 +57,14 @@ static bool flag(struct json_object *o, const char *key)
 	return v && json_object_get_boolean(v);
 }
 
+/* A counter; 0 when missing (an older daemon). */
+static uint64_t count(struct json_object *o, const char *key)
+{
+	struct json_object *v = member(o, key, json_type_int);
+
+	return v ? (uint64_t)json_object_get_uint64(v) : 0;
+}
+
 static void vector(const struct fcj_status *s, struct json_object *o, const char *key, double *out)
 {
 	struct json_object *v = member(o, key, json_type_object);
@@ -113,6 +121,9 @@ static void tenant(const struct fcj_status *s, struct json_object *o, struct fcj
 	t->cpu_weight = whole(lim, "cpu.weight");
 	t->io_weight = whole(lim, "io.weight");
 	join(member(lim, "io.max", json_type_array), t->io_max, sizeof(t->io_max), "; ");
+	t->drift_corrected = count(o, "drift_corrected");
+	str(o, "template", t->template_name, sizeof(t->template_name));
+	str(o, "login", t->login, sizeof(t->login));
 }
 
 int fcj_status_parse(struct json_object *o, struct fcj_status *s, char *err, size_t errlen)
@@ -132,6 +143,7 @@ int fcj_status_parse(struct json_object *o, struct fcj_status *s, char *err, siz
 	str(o, "mode_reason", s->mode_reason, sizeof(s->mode_reason));
 	s->dry_run = flag(o, "dry_run");
 	s->released = flag(o, "released");
+	s->drift_corrected = count(o, "drift_corrected_total");
 	s->n_res = json_object_array_length(rs);
 	if (s->n_res > FS_MAX_RES) {
 		snprintf(err, errlen, "%zu resources (at most %d)", s->n_res, FS_MAX_RES);

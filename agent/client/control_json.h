@@ -39,7 +39,10 @@ struct fcj_tenant {
 	double demand[FS_MAX_RES], alloc[FS_MAX_RES], usage[FS_MAX_RES], limit[FS_MAX_RES];
 	char cpu_max[48], mem_high[24], mem_max[24];
 	long long cpu_weight, io_weight;
-	char io_max[256]; /* lines joined with "; " */
+	char io_max[256];	      /* lines joined with "; " */
+	uint64_t drift_corrected;     /* files found changed by others, written again */
+	char template_name[FCJ_NAME]; /* made by [template.T]: T; else "" */
+	char login[64];		      /* a user slice's login name, else "" */
 };
 
 struct fcj_status {
@@ -47,6 +50,7 @@ struct fcj_status {
 	double interval; /* seconds */
 	char policy[16], mode[16], mode_reason[256];
 	bool dry_run, released;
+	uint64_t drift_corrected; /* all tenants, since the daemon started */
 	size_t n_res;
 	struct fcj_resource res[FS_MAX_RES];
 	size_t n_tenants;

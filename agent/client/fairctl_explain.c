@@ -59,6 +59,34 @@ static const char *kind_of(const struct fcj_status *s, const char *name)
 	return "";
 }
 
+/* Each controlled file: the value in force now beside the one written. */
+static void print_files(const struct fcj_tenant *t, struct json_object *o)
+{
+	struct json_object *fs = get(o, "files");
+
+	if (gets(o, "files_error"))
+		printf("  in force:    cannot read: %s\n", gets(o, "files_error"));
+	if (!fs || !json_object_is_type(fs, json_type_array))
+		return;
+	printf("  in force:    %zu file(s) controlled, %llu change(s) by others corrected\n",
+	       json_object_array_length(fs), (unsigned long long)t->drift_corrected);
+	for (size_t k = 0; k < json_object_array_length(fs); k++) {
+		struct json_object *f = json_object_array_get_idx(fs, k);
+		const char *name = gets(f, "file"), *wr = gets(f, "written");
+		const char *now = gets(f, "in_force"), *e = gets(f, "error");
+
+		if (e)
+			printf("    %-14s written \"%s\", in force: cannot read (%s)\n",
+			       name ? name : "?", wr ? wr : "", e);
+		else
+			printf("    %-14s written \"%s\", in force \"%s\"%s\n", name ? name : "?",
+			       wr ? wr : "", now ? now : "",
+			       wr && now && strcmp(wr, now) ? "  (CHANGED by someone else: "
+							      "written again next period)"
+							    : "");
+	}
+}
+
 static void print(const struct fcj_status *s, struct json_object *o)
 {
 	struct json_object *bn = get(o, "bottlenecks"), *cert = get(o, "certificate");
@@ -131,6 +159,7 @@ static void print(const struct fcj_status *s, struct json_object *o)
 	printf("  limits:      %s cpu.max \"%s\", memory.high %s, memory.max %s, cpu.weight %lld\n",
 	       t->written ? "written" : "planned", t->cpu_max, t->mem_high, t->mem_max,
 	       t->cpu_weight);
+	print_files(t, o);
 }
 
 int fairctl_explain_main(int argc, char **argv)

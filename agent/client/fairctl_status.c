@@ -51,6 +51,9 @@ static void print_header(FILE *f, const struct fcj_status *s)
 		s->dry_run ? ", dry-run (nothing written)" : "",
 		s->released ? ", RELEASED (originals restored, not enforcing until reload)" : "");
 	fprintf(f, "  why: %s\n", s->mode_reason[0] ? s->mode_reason : "(no period yet)");
+	if (s->drift_corrected)
+		fprintf(f, "  drift: %llu file value(s) changed by someone else, written again\n",
+			(unsigned long long)s->drift_corrected);
 	for (size_t r = 0; r < s->n_res; r++) {
 		int w;
 
@@ -77,6 +80,9 @@ static void print_tenant(FILE *f, const struct fcj_status *s, const struct fcj_t
 {
 	fprintf(f, "\n%s (%s): weight %g, entitlement %.1f%%, mode %s%s\n", t->name, t->cgroup,
 		t->weight, 100 * t->entitlement, t->mode, t->present ? "" : " (cgroup missing)");
+	if (t->template_name[0])
+		fprintf(f, "    template   %s%s%s\n", t->template_name,
+			t->login[0] ? ", user " : "", t->login);
 	fprintf(f, "    granted    %.1f%% of its demand, share %.4f, bottlenecks %s\n",
 		100 * t->granted, t->share, t->bottlenecks[0] ? t->bottlenecks : "none");
 	if (t->gap_resource[0])
@@ -95,6 +101,10 @@ static void print_tenant(FILE *f, const struct fcj_status *s, const struct fcj_t
 		t->mem_max, t->io_weight, t->io_max[0] ? ", io.max \"" : "", t->io_max,
 		t->io_max[0] ? "\"" : "");
 	fprintf(f, "    estimate   %s\n", t->estimate);
+	if (t->drift_corrected)
+		fprintf(
+		    f, "    drift      %llu file value(s) changed by someone else, written again\n",
+		    (unsigned long long)t->drift_corrected);
 }
 
 /* Fleet mode's line (docs/fleet.md), from the answer's "fleet" object. */

@@ -235,14 +235,18 @@ static void render(struct top *tp, line_fn out, void *ctx)
 	sort_rows(tp);
 	for (size_t k = 0; k < s->n_tenants; k++) {
 		const struct fcj_tenant *t = tp->rows[k].t;
+		char label[FCJ_NAME * 2 + 2];
 
+		/* a template's tenant: NAME@TEMPLATE (NAME is a user's login name) */
+		snprintf(label, sizeof(label), "%s%s%s", t->name, t->template_name[0] ? "@" : "",
+			 t->template_name);
 		pair(s, t, "cpu", cpu, sizeof(cpu));
 		pair(s, t, "memory", mem, sizeof(mem));
 		pair(s, t, "io", io, sizeof(io));
 		pair(s, t, "net", net, sizeof(net));
 		emit(out, ctx, false,
 		     "%-16.16s %5.3g %6.1f %6.1f %7.4f %7.4f %-8.8s %-12.12s %12s %13s %13s %13s",
-		     t->name, t->weight, 100 * t->entitlement, 100 * t->granted, t->share, t->gap,
+		     label, t->weight, 100 * t->entitlement, 100 * t->granted, t->share, t->gap,
 		     t->mode, t->bottlenecks[0] ? t->bottlenecks : "-", cpu, mem, io, net);
 	}
 }

@@ -21,6 +21,7 @@
 #include "sample.h"
 #include "sample_bpf.h"
 #include "sample_disk.h"
+#include "template_watch.h"
 #include "writer.h"
 
 /* How often each tenant's *.pressure files are read: the kernel's PSI
@@ -48,7 +49,8 @@ struct fsd_daemon {
 
 	const struct fs_sampler_ops *ops;
 	void *sampler;
-	struct fs_writer *writer; /* NULL in dry-run */
+	struct fs_writer *writer;  /* NULL in dry-run */
+	struct fsd_tmpl_watch *tw; /* NULL without [template.NAME] */
 
 	size_t n;		 /* tenants, as conf->tenants */
 	struct tenant_arrays ta; /* [n] each; ta.pub is pub.t */
@@ -181,6 +183,9 @@ static int tenants_alloc(struct fsd_daemon *d, const struct fs_conf *c)
 		}
 		snprintf(a.pub[i].name, sizeof(a.pub[i].name), "%s", t->name);
 		snprintf(a.pub[i].cgroup, sizeof(a.pub[i].cgroup), "%s", t->cgroup);
+		snprintf(a.pub[i].template_name, sizeof(a.pub[i].template_name), "%s",
+			 t->template_name);
+		snprintf(a.pub[i].login, sizeof(a.pub[i].login), "%s", t->login);
 	}
 	tenant_arrays_free(&d->ta);
 	d->ta = a;
@@ -363,6 +368,21 @@ static void check_warn(void *ctx, const char *tenant, const char *cgroup, const 
 	fsd_log(LOG_WARNING, tenant, NULL, cgroup, "%s", msg);
 }
 
+/* Templates: watched so that their tenants follow the cgroups. Without the
+ * watch they are found at the next reload only (logged). */
+static void tmpl_watch_open(struct fsd_daemon *d)
+{
+	int r;
+
+	fsd_tmpl_watch_close(d->tw);
+	d->tw = NULL;
+	r = fsd_tmpl_watch_open(&d->tw, d->conf);
+	if (r < 0)
+		fsd_warn("cannot watch the cgroups of the templates: %s; new matches join at "
+			 "the next reload",
+			 strerror(-r));
+}
+
 int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct fs_conf *conf,
 		    uint64_t now_us)
 {
@@ -418,6 +438,7 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 			goto fail;
 		}
 	}
+	tmpl_watch_open(d);
 	/* The baseline: rates need two samples. */
 	r = d->ops->sample(d->sampler, now_us, d->ta.samples);
 	if (r < 0) {
@@ -440,6 +461,7 @@ void fsd_daemon_free(struct fsd_daemon *d)
 		d->ops->close(d->sampler);
 	if (d->writer)
 		fs_writer_close(d->writer);
+	fsd_tmpl_watch_close(d->tw);
 	plan_free(&d->plan);
 	plan_free(&d->spare);
 	fsd_fleet_close(d->fleet);
@@ -484,7 +506,7 @@ static void estimate_all(struct fsd_daemon *d)
 /* The whole period in one writer call: one state save for every new original. */
 static void apply(struct fsd_daemon *d, const struct plan *pl, uint64_t now_us)
 {
-	d->pub.written = d->pub.failed = 0;
+	d->pub.written = d->pub.failed = d->pub.drifted = 0;
 	if (!d->writer || d->released)
 		return;
 	for (size_t i = 0; i < pl->n_tenants; i++) {
@@ -502,6 +524,8 @@ static void apply(struct fsd_daemon *d, const struct plan *pl, uint64_t now_us)
 
 		d->pub.written += res->written;
 		d->pub.failed += res->failed;
+		d->pub.drifted += res->drifted;
+		d->pub.t[i].drift_total = fs_writer_drift_count(d->writer, i);
 		if (res->gone)
 			fsd_log(LOG_INFO, name, NULL, cg, "tenant %s: cgroup %s vanished, skipped",
 				name, cg);
@@ -529,6 +553,7 @@ static void publish(struct fsd_daemon *d, uint64_t now_us)
 	p->released = d->released;
 	p->written_total += p->written;
 	p->failed_total += p->failed;
+	p->drift_total += p->drifted;
 	p->failed_periods_total = d->failed_periods;
 	for (size_t i = 0; i < d->n; i++) {
 		p->t[i].present = d->ta.pin[i].present;
@@ -559,10 +584,11 @@ static void status_line(const struct fsd_daemon *d, char *buf, size_t len)
 		present += p->t[i].present;
 	snprintf(
 	    buf, len,
-	    "period %llu: %s%s, %s, bottlenecks: %s, tenants %zu/%zu, files written %u failed %u",
+	    "period %llu: %s%s, %s, bottlenecks: %s, tenants %zu/%zu, files written %u failed %u "
+	    "drifted %u",
 	    (unsigned long long)p->period, plan_mode_name(p->mode),
 	    d->opt.dry_run ? " (dry-run)" : "", fs_conf_policy_name(d->conf->agent.policy),
-	    used ? names : "none", present, d->n, p->written, p->failed);
+	    used ? names : "none", present, d->n, p->written, p->failed, p->drifted);
 }
 
 static void log_period(const struct fsd_daemon *d, const char *status)
@@ -734,7 +760,17 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 
 int fsd_daemon_period(struct fsd_daemon *d, uint64_t now_us)
 {
-	int r = period(d, now_us);
+	int r;
+
+	/* A template matches other cgroups now: its tenants follow at once
+	 * (the config is loaded again, as on SIGHUP). */
+	if (fsd_tmpl_watch_changed(d->tw, d->conf)) {
+		fsd_info("the cgroups the templates match changed: loading %s again",
+			 d->conf->path);
+		if (fsd_daemon_reload(d, now_us) < 0)
+			fsd_tmpl_watch_failed(d->tw);
+	}
+	r = period(d, now_us);
 
 	if (r < 0)
 		d->failed_periods++;
@@ -811,6 +847,30 @@ void fsd_daemon_print_files(const struct fsd_daemon *d, FILE *out)
 	fs_buf_free(&b);
 	fs_cgfs_close(&cg);
 	fflush(out);
+}
+
+_Static_assert(sizeof(((struct fsd_file_state *)0)->in_force) ==
+		       sizeof(((struct fs_writer_file *)0)->in_force) &&
+		   sizeof(((struct fsd_file_state *)0)->key) ==
+		       sizeof(((struct fs_writer_file *)0)->key),
+	       "fsd_file_state mirrors fs_writer_file");
+
+int fsd_daemon_files(struct fsd_daemon *d, size_t i, struct fsd_file_state *out, size_t max)
+{
+	struct fs_writer_file wf[FS_CGF_SLOTS];
+	int n;
+
+	if (!d->writer || d->released)
+		return -ENODEV;
+	n = fs_writer_files(d->writer, i, wf, max < FS_CGF_SLOTS ? max : FS_CGF_SLOTS);
+	for (int k = 0; k < n; k++) {
+		/* the same fields, sizes and meaning (both NUL-terminated) */
+		memcpy(out[k].key, wf[k].key, sizeof(out[k].key));
+		memcpy(out[k].written, wf[k].written, sizeof(out[k].written));
+		memcpy(out[k].in_force, wf[k].in_force, sizeof(out[k].in_force));
+		out[k].err = wf[k].err;
+	}
+	return n;
 }
 
 const struct fsd_published *fsd_daemon_published(const struct fsd_daemon *d)
@@ -952,6 +1012,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	d->pub.pcfg = pc;
 	d->conf = nc;
 	nc = old;
+	tmpl_watch_open(d);
 	disks_reset(d, now_us);
 	fsd_check_host(d->conf, &d->paths, check_warn, NULL);
 	if (d->released)

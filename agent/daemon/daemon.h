@@ -95,6 +95,11 @@ int fsd_daemon_release(struct fsd_daemon *d);
  * (no such tenant) or -EINVAL (not a finite weight > 0). */
 int fsd_daemon_set_weight(struct fsd_daemon *d, const char *tenant, double weight);
 
+/* Tenant i's files as the writer controls them, read now (explain): the
+ * count (<= max) or -errno (-ENODEV: dry-run or released, nothing written;
+ * -ENOENT: its cgroup is gone). */
+int fsd_daemon_files(struct fsd_daemon *d, size_t i, struct fsd_file_state *out, size_t max);
+
 /* The stages of a period, in the order they run (solve runs inside plan). */
 enum fsd_stage {
 	FSD_STAGE_SAMPLE,

@@ -86,6 +86,11 @@ static int ctl_set_weight(void *ctx, const char *tenant, double weight)
 	return fsd_daemon_set_weight(((struct runner *)ctx)->d, tenant, weight);
 }
 
+static int ctl_files(void *ctx, size_t i, struct fsd_file_state *out, size_t max)
+{
+	return fsd_daemon_files(((struct runner *)ctx)->d, i, out, max);
+}
+
 /* Without its socket the daemon still enforces: fair sharing matters more
  * than the view of it. Only a second daemon on the same socket is fatal
  * (two writers on the same cgroups). */
@@ -103,6 +108,7 @@ static int open_control(struct runner *rn)
 	    .reload = ctl_reload,
 	    .release = ctl_release,
 	    .set_weight = ctl_set_weight,
+	    .files = ctl_files,
 	};
 	r = fsd_control_daemon_open(&rn->control, rn->event, &rn->control_ops, path, err,
 				    sizeof(err));

@@ -77,6 +77,42 @@ static int cmd_tenants(void *ctx, const struct fsd_control_peer *peer, struct js
 	return 0;
 }
 
+/*
+ * The tenant's files as they are now beside what the daemon wrote: a value
+ * changed by someone else shows here until the next period writes ours
+ * again. "files": [{"file", "written", "in_force", "error"?}], or
+ * "files_error" when they could not be read.
+ */
+static void add_files(const struct fsd_control_daemon *d, size_t i, struct json_object *resp)
+{
+	struct fsd_file_state fs[FS_CGF_SLOTS];
+	struct json_object *a;
+	int n;
+
+	if (!d->files)
+		return;
+	n = d->files(d->ctx, i, fs, FS_CGF_SLOTS);
+	if (n < 0) {
+		json_object_object_add(resp, "files_error", json_object_new_string(strerror(-n)));
+		return;
+	}
+	a = json_object_new_array();
+	for (int k = 0; a && k < n; k++) {
+		struct json_object *f = json_object_new_object();
+
+		if (!f)
+			break;
+		json_object_object_add(f, "file", json_object_new_string(fs[k].key));
+		json_object_object_add(f, "written", json_object_new_string(fs[k].written));
+		json_object_object_add(f, "in_force", json_object_new_string(fs[k].in_force));
+		if (fs[k].err < 0)
+			json_object_object_add(f, "error",
+					       json_object_new_string(strerror(-fs[k].err)));
+		json_object_array_add(a, f);
+	}
+	json_object_object_add(resp, "files", a);
+}
+
 static int cmd_explain(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,
 		       struct json_object *resp, char *err, size_t errlen)
 {
@@ -93,7 +129,10 @@ static int cmd_explain(void *ctx, const struct fsd_control_peer *peer, struct js
 		snprintf(err, errlen, "explain: out of memory");
 		return -ENOMEM;
 	}
-	return fsd_json_explain(p, i, resp, err, errlen);
+	r = fsd_json_explain(p, i, resp, err, errlen);
+	if (r == 0)
+		add_files(ctx, i, resp);
+	return r;
 }
 
 static int cmd_reload(void *ctx, const struct fsd_control_peer *peer, struct json_object *req,

@@ -27,6 +27,10 @@ struct fsd_control_daemon {
 	int (*release)(void *ctx);
 	/* -ENOENT (no such tenant), -EINVAL (not a finite weight > 0) */
 	int (*set_weight)(void *ctx, const char *tenant, double weight);
+	/* tenant i's controlled files, read now: the count (<= max), or -errno
+	 * (-ENOENT: its cgroup is gone; -ENODEV: nothing is written, dry-run
+	 * or released). May be NULL. */
+	int (*files)(void *ctx, size_t i, struct fsd_file_state *out, size_t max);
 };
 
 /* dmn must outlive the control. 0 or -errno with err filled. */

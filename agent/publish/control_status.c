@@ -77,6 +77,8 @@ struct json_object *fsd_json_tenant(const struct fsd_published *p, size_t i)
 	}
 	add(o, "name", json_object_new_string(tp->name));
 	add(o, "cgroup", json_object_new_string(tp->cgroup));
+	add(o, "template", tp->template_name[0] ? json_object_new_string(tp->template_name) : NULL);
+	add(o, "login", tp->login[0] ? json_object_new_string(tp->login) : NULL);
 	add(o, "present", json_object_new_boolean(tp->present));
 	add(o, "in_problem", json_object_new_boolean(t->in_problem));
 	add(o, "weight", fsd_json_num(tp->weight));
@@ -98,6 +100,7 @@ struct json_object *fsd_json_tenant(const struct fsd_published *p, size_t i)
 		? json_object_new_string(res->name[t->gap_resource])
 		: NULL);
 	add(o, "promoted", json_object_new_boolean(t->promoted));
+	add(o, "drift_corrected", json_object_new_uint64(tp->drift_total));
 	add(o, "estimate",
 	    json_object_new_string(est_reason_str(tp->est.reasons, why, sizeof(why))));
 	add(o, "probe", fsd_json_num(est_probe(&tp->est)));
@@ -186,6 +189,8 @@ int fsd_json_status(const struct fsd_published *p, struct json_object *o)
 		add(o, "fleet", fleet(&p->fleet));
 	add(o, "files_written", json_object_new_uint64(p->written));
 	add(o, "files_failed", json_object_new_uint64(p->failed));
+	add(o, "files_drifted", json_object_new_uint64(p->drifted));
+	add(o, "drift_corrected_total", json_object_new_uint64(p->drift_total));
 	for (size_t r = 0; r < p->pcfg.res.n; r++)
 		json_object_array_add(rs, resource(p, r));
 	add(o, "resources", rs);

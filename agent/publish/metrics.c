@@ -89,6 +89,9 @@ static void daemon_metrics(FILE *f, const struct fsd_published *p)
 	head(f, "fairshare_cgroup_write_failures_total", "counter",
 	     "cgroup file writes that failed.");
 	sample(f, "fairshare_cgroup_write_failures_total", NULL, NULL, (double)p->failed_total);
+	head(f, "fairshare_cgroup_drift_corrections_total", "counter",
+	     "cgroup files found changed by someone else and written again.");
+	sample(f, "fairshare_cgroup_drift_corrections_total", NULL, NULL, (double)p->drift_total);
 }
 
 /* Capacity in the resource's base unit, one metric per unit family. */

@@ -18,6 +18,8 @@
 #include "plan.h"
 #include "resource.h"
 
+#define FSD_LOGIN_MAX 64 /* = FS_LOGIN_MAX of agent_conf.h */
+
 /* The latest per-tenant state, served by the control socket and metrics. */
 struct fsd_tenant_pub {
 	char name[FS_NAME_MAX];
@@ -27,6 +29,18 @@ struct fsd_tenant_pub {
 	double usage[FS_MAX_RES];
 	struct est_state est; /* est.demand = the demand given to the solver */
 	struct plan_tenant plan;
+	uint64_t drift_total;		 /* its files found changed by someone else (and
+					    written again) since the daemon started */
+	char template_name[FS_NAME_MAX]; /* made by [template.T]: T; else "" */
+	char login[FSD_LOGIN_MAX];	 /* a user slice's login name, else "" */
+};
+
+/* One file the daemon controls in a tenant, read when asked (explain). */
+struct fsd_file_state {
+	char key[FS_CGF_KEY_MAX];	 /* "cpu.max", "io.max@8:0" */
+	char written[FS_CGF_VALUE_MAX];	 /* what the daemon last wrote */
+	char in_force[FS_CGF_VALUE_MAX]; /* what the file holds now; "" on error */
+	int err;			 /* 0, or -errno of reading it */
 };
 
 /* Fleet mode (docs/fleet.md), for status; enabled false without [fleet]. */
@@ -58,6 +72,7 @@ struct fsd_published {
 	bool saturated[FS_MAX_RES]; /* the allocation fills it (plan.h) */
 	bool busy[FS_MAX_RES];	    /* used >= busy of it, or a contended disk */
 	unsigned written, failed;   /* files, this period */
+	unsigned drifted;	    /* files found changed by others, this period */
 	size_t n_tenants;
 	struct fsd_tenant_pub *t;
 	/* for status, explain and metrics */
@@ -68,6 +83,7 @@ struct fsd_published {
 	bool released; /* fairctl release: originals restored, not enforcing */
 	uint64_t written_total, failed_total, failed_periods_total;
 	struct fsd_fleet_pub fleet;
+	uint64_t drift_total; /* files found changed by others and written again */
 };
 
 /*

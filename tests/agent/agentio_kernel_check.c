@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -236,6 +237,36 @@ int main(int argc, char **argv)
 	      "lower quota below the old burst in a safe order (r=%d written=%u failed=%u)", r,
 	      res.written, res.failed);
 	check(strcmp(rd(t1, "cpu.max"), "5000 100000") == 0, "cpu.max = '%s'", rd(t1, "cpu.max"));
+
+	/* Drift on the real cgroupfs. A write to a cgroup file raises IN_MODIFY
+	 * (vfs_write -> fsnotify_modify on kernfs too), so the writer's change
+	 * watch sees someone else's echo at its next apply, long before its
+	 * 60 s recheck, and writes its own value again. */
+	{
+		char path[1024];
+		char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+		int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), wd;
+
+		snprintf(path, sizeof(path), "%s/%s/cpu.max", root, t1);
+		wd = fd >= 0 ? inotify_add_watch(fd, path, IN_MODIFY) : -1;
+		check(wd >= 0, "inotify watch on %s", path);
+		check(wr(t1, "cpu.max", "max 100000") == 0, "someone else writes cpu.max");
+		check(fd >= 0 && read(fd, ev, sizeof(ev)) > 0 &&
+			  (((struct inotify_event *)ev)->mask & IN_MODIFY),
+		      "IN_MODIFY raised by a write to a cgroupfs file");
+		if (fd >= 0)
+			close(fd);
+		r = fs_writer_apply(w, T1, &l, mono_us(), &res);
+		check(r == 0 && res.drifted == 1 && res.written == 1,
+		      "drift noticed at the next apply and corrected (drifted=%u written=%u)",
+		      res.drifted, res.written);
+		check(strcmp(rd(t1, "cpu.max"), "5000 100000") == 0, "cpu.max corrected: '%s'",
+		      rd(t1, "cpu.max"));
+		r = fs_writer_apply(w, T1, &l, mono_us(), &res);
+		check(r == 0 && res.drifted == 0 && res.written == 0,
+		      "the correction's own event is not drift (drifted=%u written=%u)",
+		      res.drifted, res.written);
+	}
 
 	/* A real EINVAL: a period below 1 ms. Back-off after 3. */
 	{

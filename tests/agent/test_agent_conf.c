@@ -345,7 +345,7 @@ static void test_errors_agent(void **state)
 	expect_error(f, "cpu = 1\n" ROOT TENANT, 1, "key 'cpu' outside of any section");
 	expect_error(f, ROOT "[global]\n" TENANT, 3,
 		     "unknown section [global] (expected [agent], [resources], [tenant.NAME], "
-		     "[fleet])");
+		     "[template.NAME], [fleet])");
 	expect_error(f, ROOT "policy =\n" TENANT, 3, "empty value for 'policy'");
 	{
 		struct fs_conf *c = load_ok(f, ROOT "metrics_file =\n" TENANT);
@@ -354,7 +354,7 @@ static void test_errors_agent(void **state)
 		fs_conf_free(c);
 	}
 	expect_error(f, ROOT "this line has no equals sign\n" TENANT, 3, "syntax error*");
-	expect_error(f, ROOT, 0, "no [tenant.NAME] section");
+	expect_error(f, ROOT, 0, "no [tenant.NAME] or [template.NAME] section");
 }
 
 static void test_errors_resources(void **state)

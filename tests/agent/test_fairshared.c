@@ -507,6 +507,49 @@ static void test_reload(void **state)
 	assert_int_equal(wait_exit(pid), 0);
 }
 
+/*
+ * Templates: a cgroup that appears under a template's glob is a tenant
+ * within one period (its limits written), and one that goes away leaves
+ * without an error or a restore owed (nothing left in the state file).
+ */
+static void test_template_tenants(void **state)
+{
+	struct fixture *f = *state;
+	const char *args[] = {NULL};
+	char text[2048], gone[700], *conf = strdup(slurp(f->conf)), *p;
+	pid_t pid;
+
+	/* b.slice becomes the template's: b's section replaced by a template
+	 * over user slices with b's demand */
+	p = strstr(conf, "\n[tenant.b]");
+	assert_non_null(p);
+	*p = '\0';
+	snprintf(text, sizeof(text),
+		 "%s\n[template.users]\nmatch = user.slice/user-*.slice\n"
+		 "demand = cpu 2, memory 1G\nweight = 1\n",
+		 conf);
+	at_write(f->dir, "fairshare.conf", text);
+	at_mkdir(f->cg, "user.slice");
+	pid = spawn(f, args);
+	wait_notify(f, "tenants 1/1");
+	fake_cgroup(f->cg, "user.slice/user-4000000000.slice");
+	wait_notify(f, "tenants 2/2");
+	assert_non_null(strstr(slurp(f->log), "the cgroups the templates match changed"));
+	wait_notify(f, "STATUS=period");
+	assert_string_equal(cg_file(f, "user.slice/user-4000000000.slice", "cpu.max"),
+			    "200000 100000");
+	assert_non_null(strstr(at_read(f->dir, "state/writer.state"), "user-4000000000"));
+	snprintf(gone, sizeof(gone), "%s/user.slice/user-4000000000.slice", f->cg);
+	at_rmtree(gone);
+	wait_notify(f, "tenants 1/1");
+	wait_notify(f, "STATUS=period");
+	assert_null(strstr(at_read(f->dir, "state/writer.state"), "user-4000000000"));
+	assert_null(strstr(slurp(f->log), "error"));
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid), 0);
+	free(conf);
+}
+
 /* After a crash (SIGKILL) the values stay; --release restores them from
  * the state file (the unit's ExecStopPost). */
 static void test_release_after_crash(void **state)
@@ -549,6 +592,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_second_daemon_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_release_after_crash, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_template_tenants, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_codes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

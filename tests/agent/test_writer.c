@@ -39,6 +39,8 @@ struct fake {
 	bool count_only;       /* count the writes, do not write (a slow disk) */
 	char last[160];	       /* the last call, "file=value" */
 	const char *fail_file; /* this file fails with fail_errno */
+	/* someone else writes this right after our write of it (same file) */
+	const char *race_file, *race_value;
 	int fail_errno;
 	/* captured log */
 	int n_log, n_log_warn;
@@ -57,6 +59,11 @@ static int inject_write(void *ctx, int dirfd, const char *file, const char *valu
 		snprintf(f->calls[f->n_calls++], sizeof(f->calls[0]), "%s=%s", file, value);
 	if (f->fail_file && strcmp(file, f->fail_file) == 0)
 		return -f->fail_errno;
+	if (f->race_file && strcmp(file, f->race_file) == 0) {
+		int r = fs_cgfs_write_at(dirfd, file, value);
+
+		return r < 0 ? r : fs_cgfs_write_at(dirfd, file, f->race_value);
+	}
 	return fs_cgfs_write_at(dirfd, file, value);
 }
 
@@ -605,6 +612,26 @@ static int count_events(int fd, const char *name)
 	return n;
 }
 
+/* Events of the controlled files (cgfile.h) other than name. */
+static int count_other_files(int fd, const char *name)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int n = 0;
+	ssize_t len;
+
+	while ((len = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			if (ev->len && strcmp(ev->name, name) != 0 &&
+			    fs_cgfile_by_name(ev->name) >= 0)
+				n++;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return n;
+}
+
 /* Renames of the state file into place (each save: one, after its fsyncs). */
 static int watch_saves(struct fake *f)
 {
@@ -878,19 +905,136 @@ static void test_recreated_cgroup(void **state)
 	assert_non_null(
 	    strstr(at_read(f->state, FS_WRITER_STATE_FILE), "orig a.slice cpu.weight 77\n"));
 
-	/* Without a recheck: noticed after recheck_us (60 s) at the latest. */
+	/* Without a recheck: the change watch saw the old files go, so the
+	 * next apply opens the cgroup (recheck_us is the safety net). */
 	assert_int_equal(rename(from, to), 0);
 	make_cgroup(f, "a.slice");
 	at_write(f->root, "a.slice/cpu.weight", "88\n");
 	at_rmtree(to);
 	assert_int_equal(fs_writer_apply(w, A, &l, 3, &res), 0);
-	assert_int_equal(res.unchanged, 7);
-	assert_int_equal(fs_writer_apply(w, A, &l, 62000000, &res), 0);
 	assert_int_equal(res.written, 7);
+	assert_int_equal(res.drifted, 0);
 	assert_non_null(
 	    strstr(at_read(f->state, FS_WRITER_STATE_FILE), "orig a.slice cpu.weight 88\n"));
 	assert_int_equal(fs_writer_restore(w), 0);
 	assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "88");
+	fs_writer_close(w);
+}
+
+/*
+ * Drift: a value someone else writes into a file in force is noticed at
+ * the next apply (the change watch fired), counted, logged with both values
+ * and replaced by ours, once; our own writes are not drift; only the file
+ * that changed is read again; explain's view reads the value in force.
+ */
+static void test_drift_corrected(void **state)
+{
+	struct fake *f = *state;
+	struct fs_limits l[2] = {some_limits(), some_limits()};
+	struct fs_apply_result res[2];
+	struct fs_writer_file files[FS_CGF_SLOTS];
+	struct fs_writer *w = open_writer(f);
+	int fd = watch_tree(f), n;
+
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 1, res), 0);
+	assert_int_equal(res[A].written, 7);
+	count_events(fd, NULL);
+	/* Our own writes raise events too: not drift, nothing read back. */
+	f->n_calls = 0;
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 2, res), 0);
+	assert_int_equal(res[A].unchanged + res[B].unchanged, 14);
+	assert_int_equal(res[A].drifted + res[B].drifted, 0);
+	assert_int_equal(f->n_calls, 0);
+	assert_int_equal(count_events(fd, NULL), 0);
+
+	/* Someone else: an operator's echo into a.slice/cpu.max. */
+	at_write(f->root, "a.slice/cpu.max", "max 100000\n");
+	count_events(fd, NULL);
+	n = fs_writer_files(w, A, files, FS_CGF_SLOTS);
+	assert_int_equal(n, 7);
+	assert_string_equal(files[0].key, "cpu.max");
+	assert_string_equal(files[0].written, "50000 100000");
+	assert_string_equal(files[0].in_force, "max 100000");
+	count_events(fd, NULL);
+
+	f->n_calls = 0;
+	f->n_log_warn = 0;
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 3, res), 0);
+	assert_int_equal(res[A].drifted, 1);
+	assert_int_equal(res[A].written, 1);
+	assert_int_equal(res[B].drifted, 0);
+	assert_int_equal(f->n_calls, 1);
+	assert_string_equal(f->calls[0], "cpu.max=50000 100000");
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
+	assert_int_equal(f->n_log_warn, 1);
+	assert_non_null(strstr(f->last_log, "a.slice/cpu.max is \"max 100000\""));
+	assert_non_null(strstr(f->last_log, "we wrote \"50000 100000\""));
+	assert_int_equal(fs_writer_drift_count(w, A), 1);
+	assert_int_equal(fs_writer_drift_count(w, B), 0);
+	/* Only cpu.max was read (and written) again: no other file touched. */
+	assert_int_equal(count_other_files(fd, "cpu.max"), 0);
+	n = fs_writer_files(w, A, files, FS_CGF_SLOTS);
+	assert_string_equal(files[0].in_force, "50000 100000");
+	count_events(fd, NULL);
+
+	/* Settled: the correction's own event is not drift. */
+	f->n_calls = 0;
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 4, res), 0);
+	assert_int_equal(res[A].drifted, 0);
+	assert_int_equal(f->n_calls, 0);
+	assert_int_equal(count_events(fd, NULL), 0);
+
+	/* A second change within the log interval: corrected, counted, not logged. */
+	at_write(f->root, "b.slice/inner/memory.high", "max\n");
+	at_write(f->root, "a.slice/cpu.weight", "100\n");
+	f->n_log_warn = 0;
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 5, res), 0);
+	assert_int_equal(res[A].drifted, 1);
+	assert_int_equal(res[B].drifted, 1);
+	assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "200");
+	assert_string_equal(cg_read(f, "b.slice/inner", "memory.high"), "67108864");
+	assert_int_equal(f->n_log_warn, 1); /* b's first; a's is rate-limited */
+	assert_int_equal(fs_writer_drift_count(w, A), 2);
+
+	/* The outside value equals our new plan: counted, nothing to write. */
+	at_write(f->root, "a.slice/cpu.weight", "300\n");
+	l[A].cpu_weight = 300;
+	f->n_calls = 0;
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 6, res), 0);
+	assert_int_equal(res[A].drifted, 1);
+	assert_int_equal(f->n_calls, 0);
+
+	/* Restore brings the originals back, not the outsider's values. */
+	assert_int_equal(fs_writer_restore(w), 0);
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "max 100000");
+	assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "100");
+	close(fd);
+	fs_writer_close(w);
+}
+
+/* A change made to a file right after our own write of it, within the same
+ * apply, goes with our own events (documented window); the periodic full
+ * check (recheck_us) finds it. */
+static void test_drift_recheck_safety_net(void **state)
+{
+	struct fake *f = *state;
+	struct fs_limits l = some_limits();
+	struct fs_apply_result res;
+	struct fs_writer *w = open_writer(f);
+
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, &res), 0);
+	l.cpu_weight = 250;
+	f->race_file = "cpu.weight";
+	f->race_value = "999";
+	assert_int_equal(fs_writer_apply(w, A, &l, 2, &res), 0);
+	assert_int_equal(res.written, 1);
+	f->race_file = NULL;
+	assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "999");
+	assert_int_equal(fs_writer_apply(w, A, &l, 3, &res), 0);
+	assert_int_equal(res.drifted, 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 61000000, &res), 0);
+	assert_int_equal(res.drifted, 1);
+	assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "250");
 	fs_writer_close(w);
 }
 
@@ -915,6 +1059,8 @@ int main(void)
 	    T(test_steady_state_touches_nothing),
 	    T(test_crashed_run_state),
 	    T(test_recreated_cgroup),
+	    T(test_drift_corrected),
+	    T(test_drift_recheck_safety_net),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

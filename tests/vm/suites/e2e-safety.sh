@@ -5,6 +5,11 @@
 #  7. a bad config is refused with file:line (exit 78); rmdir of a tenant's
 #     cgroup while the daemon runs does not crash it, and re-creating the
 #     cgroup resumes enforcement.
+#  drift: an outside `echo max 100000 > cpu.max` is written over within 2
+#     periods, logged with both values, counted in status, shown by explain.
+#  templates: a cgroup created under a [template.NAME] glob is a tenant in
+#     the period that notices it; its removal leaves no warning, no error
+#     and no saved original.
 . "$FS_SRC/tests/vm/lib.sh"
 . "$FS_SRC/tests/vm/e2e-lib.sh"
 trap e2e_cleanup EXIT
@@ -101,8 +106,76 @@ la=$(fsd_line fsd3 a)
 t_note "plan a after re-creation: ${la#*debug: }"
 record a_cpu_max_after_recreate "$(cg_get $T/a cpu.max)"
 t_check "daemon still alive" alive "${BG_PIDS[fsd3]}"
+
+t_section "drift: someone else's write is written over within 2 periods"
+FCTL=$(fs_bin fairctl)
+ours=$(cg_get $T/a cpu.max)
+# The daemon is stopped around the echo, so that the period it is in is
+# known: p0 logged, p0 + 1 at most under way (its apply maybe done), so
+# the correction comes in period p0 + 2 at the latest.
+kill -STOP "${BG_PIDS[fsd3]}"
+p0=$(fsd_period fsd3)
+cg_set $T/a cpu.max "max 100000"
+kill -CONT "${BG_PIDS[fsd3]}"
+t_note "after period $p0: echo 'max 100000' > a/cpu.max (ours: '$ours')"
+corrected() { [[ $(cg_get $T/a cpu.max) != "max 100000" ]]; }
+t_check "a's cpu.max is the daemon's again" wait_for 20 corrected
+# the period that corrected it: the one after the last logged before the line
+pc=$(awk '/^fairshared: debug: period [0-9]+:/ { p = $4 + 0 }
+	/changed by someone else/ && /cpu.max/ { print p + 1; exit }' "$(fsd_log fsd3)")
+t_note "drift line: $(grep -m1 'changed by someone else' "$(fsd_log fsd3)")"
+t_check "the log names the file and both values" \
+	grep -q "a/cpu.max is \"max 100000\", changed by someone else (we wrote" "$(fsd_log fsd3)"
+if [[ -n $pc ]] && ((pc - p0 <= 2)); then
+	t_ok "corrected in period $pc, within 2 periods of the echo (period $p0)"
+else
+	t_fail "corrected in period '${pc:-never}', echo after period $p0"
+fi
+record drift_correction_periods "$((pc - p0))"
+st=$("$FCTL" status --json --socket "$E2E_STATE/control.sock" 2>&1)
+dt=$(sed -n 's/.*"drift_corrected_total": *\([0-9]*\).*/\1/p' <<<"$st" | head -n 1)
+t_check "status counts the correction (drift_corrected_total=${dt:-none})" test "${dt:-0}" -ge 1
+ex=$("$FCTL" explain --socket "$E2E_STATE/control.sock" a 2>&1)
+t_note "explain a: $(grep -A2 'in force:' <<<"$ex" | tr '\n' '|')"
+t_check "explain shows cpu.max in force beside the value written" \
+	grep -qE 'cpu\.max +written "[^"]+", in force "[^"]+"' <<<"$ex"
 fsd_stop fsd3
 assert_eq "stopped with status 0" "$?" 0
+
+t_section "templates: a matching cgroup is a tenant within one period and leaves cleanly"
+tconf=$FS_OUT/e2e-template.conf
+cp "$conf" "$tconf"
+printf '\n[template.users]\nmatch = %s/users/u-*\nweight = 1\n' "$T" >>"$tconf"
+cg_create $T/users
+fsd_start fsd4 "$tconf"
+t_check "enforcing (a and b)" wait_for 30 daemon_wrote
+fsd_wait_periods fsd4 2 20
+cg_create $T/users/u-1
+cg_spawn $T/users/u-1 cpu_load 1 40
+u_enforced() {
+	local l
+	l=$(fsd_line fsd4 u-1)
+	[[ -n $l && $(kv "$l" write) == 1 && $(cg_get $T/users/u-1 cpu.max) == "$(kv "$l" cpu.max)" ]]
+}
+t_check "u-1 is a tenant, its cpu.max written as planned" wait_for 20 u_enforced
+pj=$(awk '/^fairshared: debug: period [0-9]+:/ { p = $4 + 0 }
+	/the cgroups the templates match changed/ { print p + 1; exit }' "$(fsd_log fsd4)")
+pt=$(awk '/^fairshared: debug: period [0-9]+:/ { p = $4 + 0 }
+	/^fairshared: debug: tenant=u-1 / { print p; exit }' "$(fsd_log fsd4)")
+t_note "template reload in period ${pj:-?}; u-1 first in period ${pt:-?}"
+t_check "u-1 is in the plan of the period that noticed it" test "${pj:-x}" = "${pt:-y}"
+t_note "u-1: $(fsd_line fsd4 u-1 | cut -c1-200)"
+nerr=$(grep -cE 'warning|error' "$(fsd_log fsd4)")
+cg_remove $T/users/u-1
+t_check "u-1's cgroup removed" test ! -d "$(cg_path $T/users/u-1)"
+fsd_wait_periods fsd4 4 20
+t_check "u-1 is no tenant any more" eval '[[ -z $(fsd_line fsd4 u-1) ]]'
+t_check "no saved original of u-1 left" eval '! grep -q "users/u-1" $E2E_STATE/writer.state'
+assert_eq "no warning or error after the removal" "$(grep -cE 'warning|error' "$(fsd_log fsd4)")" "$nerr"
+grep -E 'u-1' "$(fsd_log fsd4)" | grep -v debug | sed 's/^/#   /'
+fsd_stop fsd4
+assert_eq "stopped with status 0" "$?" 0
+cg_remove $T/users
 
 t_section "test 7: bad configs are refused with file:line"
 cg_kill $T/a
@@ -145,5 +218,5 @@ assert_eq "bad config (weight -3): exit 78" "$rc" 78
 if [[ $out == *"$f:$line:"* ]]; then t_ok "bad config (weight): message names $f:$line"; else t_fail "bad config (weight): no $f:$line in '$out'"; fi
 t_check "no daemon state was written by the refused runs" test ! -e $E2E_STATE/writer.state
 
-((T_FAIL > 0)) && for n in fsd fsd2 fsd3; do t_note "--- $n"; e2e_dump $n 8; done
+((T_FAIL > 0)) && for n in fsd fsd2 fsd3 fsd4; do t_note "--- $n"; e2e_dump $n 8; done
 t_done
