@@ -1003,8 +1003,46 @@ static int fast_sweeps(struct psdsf *s, int max_sweeps)
 	return sweeps;
 }
 
+/*
+ * The warm start: the previous allocation start[N][K], made feasible where
+ * eligibility or max_tasks changed (capacity may be exceeded: the first
+ * best response of each pool rewrites its whole column from the offsets, so
+ * only the rows' totals matter, and those are capped).
+ */
+static void warm_start(struct psdsf *s, const double *start)
+{
+	const size_t N = s->N, K = s->K;
+
+	for (size_t n = 0; n < N; n++)
+		for (size_t k = 0; k < K; k++)
+			s->gamma[n * K + k] = fs_gamma(s->p, n, k);
+	for (size_t n = 0; n < N; n++) {
+		const double mt = fs_max_tasks(s->p, n);
+		double t = 0;
+		for (size_t k = 0; k < K; k++) {
+			const double v = start[n * K + k];
+			s->x[n * K + k] = s->gamma[n * K + k] > 0 && v > 0 ? v : 0;
+			t += s->x[n * K + k];
+		}
+		if (t > mt) {
+			for (size_t k = 0; k < K; k++)
+				s->x[n * K + k] *= mt / t;
+			t = mt;
+		}
+		s->tot[n] = t;
+	}
+}
+
+/*
+ * start == NULL: per-server DRF, then the fast path (fast) and Algorithm-I
+ * rounds. start != NULL: the fast path from start; its state is accepted
+ * when it passes the Theorem-1 predicate at the tolerance the round cap
+ * accepts (the sweeps stop when every pool is within tol of its best
+ * response, which is Theorem 1 within tol, so it normally does), and
+ * Algorithm-I rounds follow only when it does not.
+ */
 static int solve(const struct fs_problem *p, const struct fs_options *opt, struct fs_solution *out,
-		 struct fs_error *err, bool fast)
+		 struct fs_error *err, bool fast, const double *start)
 {
 	struct psdsf s = {
 	    .p = p,
@@ -1019,7 +1057,9 @@ static int solve(const struct fs_problem *p, const struct fs_options *opt, struc
 	int rounds = 0, ret;
 
 	ret = psdsf_alloc(&s);
-	if (!ret)
+	if (!ret && start)
+		warm_start(&s, start);
+	else if (!ret)
 		ret = fs_per_server_drf(p, s.gamma, s.x, s.tot, s.tol);
 	/* Leave one round for the Algorithm-I check when the cap allows it. */
 	if (!ret && fast)
@@ -1031,6 +1071,8 @@ static int solve(const struct fs_problem *p, const struct fs_options *opt, struc
 		goto out;
 	}
 	ret = 0;
+	if (start && fs_check_psdsf(p, s.x, fmax(1e-6, 1e3 * s.tol), NULL))
+		quiet = true;
 	while (!quiet && rounds < max_rounds) {
 		rounds++;
 		memcpy(s.x_old, s.x, s.N * s.K * sizeof(double));
@@ -1062,11 +1104,17 @@ out:
 int fs_solve_psdsf(const struct fs_problem *p, const struct fs_options *opt,
 		   struct fs_solution *out, struct fs_error *err)
 {
-	return solve(p, opt, out, err, true);
+	return solve(p, opt, out, err, true, NULL);
+}
+
+int fs_solve_psdsf_from(const struct fs_problem *p, const struct fs_options *opt,
+			const double *start, struct fs_solution *out, struct fs_error *err)
+{
+	return solve(p, opt, out, err, true, start);
 }
 
 int fs_psdsf_algorithm1(const struct fs_problem *p, const struct fs_options *opt,
 			struct fs_solution *out, struct fs_error *err)
 {
-	return solve(p, opt, out, err, false);
+	return solve(p, opt, out, err, false, NULL);
 }

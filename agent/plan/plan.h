@@ -293,6 +293,7 @@ struct plan {
 	size_t n_saturated;	    /* saturated resources */
 	size_t n_bottlenecks;	    /* saturated or busy devices: cpu, memory, each disk, net */
 	int iterations;		    /* solver iterations */
+	bool warm;		    /* solved from prev's solution (same tenants) */
 	/* memory (plan.h "Memory"); bytes */
 	double mem_headroom; /* what can still be handed out; INFINITY = no memory */
 	bool mem_busy, mem_short;
@@ -304,7 +305,8 @@ struct plan {
 /*
  * Builds the plan for in[0..n). prev (may be NULL) supplies the previous
  * memory values of each tenant (matched by name), the previous memory
- * state (busy, short) and the previous mode. out is
+ * state (busy, short) and the previous mode, and its solution is the warm
+ * start of this one when the same tenants are in the problem (fs_solve_warm). out is
  * initialised here; free it with plan_free even on error. 0, or -EINVAL /
  * -ENOMEM / the solver's error with err filled.
  */
