@@ -447,7 +447,8 @@ static void usage(const char *argv0)
 		"  --base-max-n  largest N for both baselines (default: ODE %d, GLPK %d)\n"
 		"  --dump      print the N,M,K instance (same seed/traces) as a scenario INI\n"
 		"  --warm      cold solve vs warm re-solve after 1%% of demands change, median\n"
-		"              and worst over --seeds seeds (default 20) from --seed\n",
+		"              and worst over --seeds seeds (default 20) from --seed, for\n"
+		"              the sizes within --max-n and --max-k\n",
 		argv0, BENCH_TRACES_DIR, ODE_MAX_N, GLPK_MAX_N);
 }
 
@@ -579,7 +580,8 @@ int main(int argc, char **argv)
 		return ret < 0 ? 2 : 0;
 	}
 	if (r.cfg.warm) {
-		ret = bench_warm(&s, r.cfg.seed, r.cfg.seeds, r.cfg.quick);
+		ret =
+		    bench_warm(&s, r.cfg.seed, r.cfg.seeds, r.cfg.quick, r.cfg.max_n, r.cfg.max_k);
 		printf("\n%s: %d failure(s)\n", ret ? "FAIL" : "OK", ret);
 		bench_samples_free(&s);
 		return ret ? 1 : 0;

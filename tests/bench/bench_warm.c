@@ -190,7 +190,8 @@ out:
 	return fail;
 }
 
-int bench_warm(const struct bench_samples *s, unsigned long long seed0, int seeds, bool quick)
+int bench_warm(const struct bench_samples *s, unsigned long long seed0, int seeds, bool quick,
+	       size_t max_n, size_t max_k)
 {
 	const struct warm_size *sizes = quick ? quick_sizes : full_sizes;
 	const size_t n_sizes = quick ? sizeof(quick_sizes) / sizeof(quick_sizes[0])
@@ -214,6 +215,8 @@ int bench_warm(const struct bench_samples *s, unsigned long long seed0, int seed
 	       "it_max", "diff_max");
 	for (size_t i = 0; i < n_sizes; i++) {
 		const struct warm_size *z = &sizes[i];
+		if (!quick && (z->n > max_n || z->k > max_k))
+			continue;
 		for (int j = 0; j < 5; j++)
 			st[j].n = 0;
 		for (int k = 0; k < seeds; k++) {
