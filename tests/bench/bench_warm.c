@@ -244,6 +244,8 @@ int bench_warm(const struct bench_samples *s, unsigned long long seed0, int seed
 				continue;
 			}
 			failures += r;
+			if (r)
+				continue; /* reported; its times are not a solve's */
 			const double v[5] = {res.cold_ms, res.cold_it, res.warm_ms, res.warm_it,
 					     res.diff};
 			for (int j = 0; j < 5; j++)
