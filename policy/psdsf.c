@@ -350,9 +350,11 @@ static void sort_keys(struct br_key *a, size_t n)
 		}
 		const struct br_key pivot = a[mid];
 		for (;;) { /* Hoare partition: a[0, j] <= pivot <= a[j + 1, n) */
-			while (key_less(&a[i], &pivot))
+			/* The bounds only matter if a level were NaN (not a
+			 * strict weak order); validated inputs give none. */
+			while (i < n - 1 && key_less(&a[i], &pivot))
 				i++;
-			while (key_less(&pivot, &a[j]))
+			while (j > 0 && key_less(&pivot, &a[j]))
 				j--;
 			if (i >= j)
 				break;
@@ -360,6 +362,8 @@ static void sort_keys(struct br_key *a, size_t n)
 			i++;
 			j--;
 		}
+		if (j >= n - 1) /* both parts non-empty, so n shrinks */
+			j = n - 2;
 		if (j + 1 < n - j - 1) {
 			sort_keys(a, j + 1);
 			a += j + 1;
