@@ -91,6 +91,8 @@ struct fs_solution {
 	int iterations;			 /* solver iterations (rule-specific unit; apf:
 					    interior-point steps, or best-response sweeps
 					    when those took over) */
+	bool warm;			 /* fs_solve_warm started from the previous
+					    solution (false: it solved cold) */
 };
 
 /* --- problem.c ----------------------------------------------------------- */
@@ -151,11 +153,52 @@ int fs_rule_from_name(const char *name, enum fs_rule *rule);
 int fs_solve(const struct fs_problem *p, enum fs_rule rule, const struct fs_options *opt,
 	     struct fs_solution *out, struct fs_error *err);
 
+/* --- warm.c: re-solving from the previous period's solution ---------------- */
+
+/*
+ * What a solve leaves for the next one: the allocation and the identity of
+ * the problem it solved. The pointers are the caller's and must stay valid
+ * until the next fs_solve_warm.
+ */
+struct fs_warm_start {
+	size_t n_tenants, n_pools, n_resources;
+	enum fs_rule rule;
+	const double *x;		 /* [N][K] */
+	const char *const *tenant_names; /* [N] of the solved problem; NULL: unnamed */
+	const char *const *pool_names;	 /* [K]; NULL: unnamed */
+};
+
+/* The warm start that solution s of problem p leaves (borrows s->x and p's names). */
+struct fs_warm_start fs_warm_start_of(const struct fs_problem *p, const struct fs_solution *s);
+
+/*
+ * True when prev may start a solve of p with rule: same sizes and rule, and
+ * the same tenants and pools in the same order -- compared by name when both
+ * sides are named, refused when only one is (nothing tells the order then),
+ * taken on trust when neither is.
+ */
+bool fs_warm_start_matches(const struct fs_problem *p, enum fs_rule rule,
+			   const struct fs_warm_start *prev);
+
+/*
+ * fs_solve, started from prev when fs_warm_start_matches (prev may be NULL)
+ * and the rule can use it, else cold; out->warm says which. PS-DSF is the
+ * rule that can: its best-response sweeps start from prev->x instead of
+ * per-server DRF, and the result must pass the Theorem-1 predicate
+ * (fs_check_psdsf) as a cold solve's does. The other rules solve cold.
+ */
+int fs_solve_warm(const struct fs_problem *p, enum fs_rule rule, const struct fs_options *opt,
+		  const struct fs_warm_start *prev, struct fs_solution *out, struct fs_error *err);
+
 /* The individual rules: p is already validated and out initialised.
  * fs_solve_psdsf returns -ERANGE when it hits its round cap in a state that
  * fails the Theorem-1 predicate; x is still feasible and filled in then. */
 int fs_solve_psdsf(const struct fs_problem *p, const struct fs_options *opt,
 		   struct fs_solution *out, struct fs_error *err);
+/* fs_solve_psdsf from start[N][K] (any x >= 0; made feasible on eligibility
+ * and max_tasks first) instead of per-server DRF. */
+int fs_solve_psdsf_from(const struct fs_problem *p, const struct fs_options *opt,
+			const double *start, struct fs_solution *out, struct fs_error *err);
 int fs_solve_drf(const struct fs_problem *p, const struct fs_options *opt,
 		 struct fs_solution *out, struct fs_error *err);
 int fs_solve_tsf(const struct fs_problem *p, const struct fs_options *opt,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Problem validation, per-pool quantities and solution bookkeeping. */
 #include "policy.h"
+#include "psdsf_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -173,11 +174,18 @@ void fs_solution_free(struct fs_solution *s)
 
 void fs_solution_finish(struct fs_solution *s, const struct fs_problem *p, double tol)
 {
+	fs_solution_finish_gamma(s, p, NULL, tol);
+}
+
+void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
+			      const double *known_gamma, double tol)
+{
 	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
 	double *used = calloc(K * M, sizeof(double));
 	double *richest = calloc(K * M, sizeof(double));
-	double *vds = calloc(N * K, sizeof(double));
-	double *gamma = calloc(N * K, sizeof(double));
+	double *vds = malloc(N * K * sizeof(double));
+	double *own_gamma = known_gamma ? NULL : malloc(N * K * sizeof(double));
+	const double *gamma = known_gamma ? known_gamma : own_gamma;
 
 	if (tol <= 0)
 		tol = FS_DEFAULT_TOL;
@@ -185,9 +193,9 @@ void fs_solution_finish(struct fs_solution *s, const struct fs_problem *p, doubl
 		double tot = 0;
 		bool served = false;
 		for (size_t k = 0; k < K; k++) {
-			double g = fs_gamma(p, n, k);
-			if (gamma)
-				gamma[n * K + k] = g;
+			const double g = known_gamma ? known_gamma[n * K + k] : fs_gamma(p, n, k);
+			if (own_gamma)
+				own_gamma[n * K + k] = g;
 			tot += s->x[n * K + k];
 			served |= g > 0;
 		}
@@ -241,5 +249,5 @@ out:
 	free(used);
 	free(richest);
 	free(vds);
-	free(gamma);
+	free(own_gamma);
 }

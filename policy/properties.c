@@ -9,6 +9,7 @@
  * capped at max_tasks, and feasibility also requires x_n <= max_tasks.
  */
 #include "policy.h"
+#include "psdsf_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -151,6 +152,14 @@ bool fs_check_envy_free(const struct fs_problem *p, const double *x, double tol,
 
 bool fs_check_psdsf(const struct fs_problem *p, const double *x, double tol, struct fs_error *why)
 {
+	return fs_check_psdsf_gamma(p, x, NULL, tol, why);
+}
+
+/* O(N K M): totals and each pool's use are summed once (not per tenant and
+ * pool), and gamma comes from the caller when it has it. */
+bool fs_check_psdsf_gamma(const struct fs_problem *p, const double *x, const double *gamma,
+			  double tol, struct fs_error *why)
+{
 	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
 	double *tot = malloc(N * sizeof(double));
 	double *use = malloc(M * sizeof(double));
@@ -168,11 +177,16 @@ bool fs_check_psdsf(const struct fs_problem *p, const double *x, double tol, str
 		const double *cap = &p->capacity[k * M];
 		/* richest[r]: largest weighted VDS among the holders of r on k. */
 		for (size_t r = 0; r < M; r++) {
-			use[r] = pool_use(p, x, k, r);
+			use[r] = 0;
 			richest[r] = -INFINITY;
 		}
 		for (size_t m = 0; m < N; m++) {
-			double g = fs_gamma(p, m, k);
+			const double xm = x[m * K + k];
+			for (size_t r = 0; r < M; r++)
+				use[r] += xm * p->demand[m * M + r];
+		}
+		for (size_t m = 0; m < N; m++) {
+			double g = gamma ? gamma[m * K + k] : fs_gamma(p, m, k);
 			if (g <= 0)
 				continue;
 			double v = tot[m] / (fs_weight(p, m) * g);
@@ -181,8 +195,9 @@ bool fs_check_psdsf(const struct fs_problem *p, const double *x, double tol, str
 					richest[r] = fmax(richest[r], v);
 		}
 		for (size_t n = 0; n < N && ok; n++) {
-			double g = fs_gamma(p, n, k);
-			if (g <= 0 || is_capped(p, x, n, tol))
+			double g = gamma ? gamma[n * K + k] : fs_gamma(p, n, k);
+			const double mt = fs_max_tasks(p, n);
+			if (g <= 0 || (isfinite(mt) && tot[n] >= mt * (1 - tol)))
 				continue;
 			double v = tot[n] / (fs_weight(p, n) * g);
 			bool found = false;

@@ -22,10 +22,15 @@
  *    path stops when a sweep moves no x_{n,i} by more than tol *
  *    gamma_{n,i}: every pool is then (within tol) at its best response, i.e.
  *    every tenant has a Theorem-1 bottleneck on every eligible pool.
- * 2. Certificate: rounds of the literal Algorithm I (below) from that state,
- *    until one is quiet (normally the first). fs_psdsf_algorithm1 runs stage
- *    2 alone from per-server DRF: the spec's reading of Algorithm I, kept
- *    as the reference that the tests compare against.
+ * 2. Certificate: the Theorem-1 predicate (fs_check_psdsf) on that state;
+ *    only when it fails, rounds of the literal Algorithm I (below) until one
+ *    is quiet. (Until issue 17 a round always ran; it moved nothing by
+ *    construction and cost as much as the sweep at N = 10,000 on one pool.)
+ *    fs_psdsf_algorithm1 runs the rounds alone from per-server DRF: the
+ *    spec's reading of Algorithm I, kept as the reference that the tests
+ *    compare against. fs_solve_psdsf_from (fs_solve_warm) runs stage 1 from
+ *    a previous solution instead of per-server DRF; on one pool stage 1
+ *    is a single best response from zero, which is per-server DRF.
  *
  * PS-DSF allocations are not unique: per-pool splits differ, and on capped
  * multi-pool instances even totals can (both answers pass Theorem 1 at 1e-8).
@@ -318,6 +323,67 @@ static int cmp_key(const void *a, const void *b)
 	return x->n < y->n ? -1 : x->n > y->n;
 }
 
+static inline bool key_less(const struct br_key *x, const struct br_key *y)
+{
+	return x->level < y->level || (x->level == y->level && x->n < y->n);
+}
+
+/*
+ * Sorts a[0, n) into cmp_key order, as qsort(a, n, sizeof *a, cmp_key) but
+ * with the comparison inlined: the pool lists of N = 10,000 tenants spent a
+ * fifth of a one-pool solve in qsort's calls. Quicksort with a median-of-
+ * three pivot, recursing into the smaller part (depth <= log2 n), insertion
+ * sort below 16 keys. cmp_key is a total order, so the result is qsort's.
+ */
+static void sort_keys(struct br_key *a, size_t n)
+{
+	while (n > 16) {
+		struct br_key t;
+		size_t mid = n / 2, i = 0, j = n - 1;
+		/* median of a[0], a[mid], a[n - 1] into a[mid] */
+		if (key_less(&a[mid], &a[0]))
+			t = a[mid], a[mid] = a[0], a[0] = t;
+		if (key_less(&a[n - 1], &a[mid])) {
+			t = a[mid], a[mid] = a[n - 1], a[n - 1] = t;
+			if (key_less(&a[mid], &a[0]))
+				t = a[mid], a[mid] = a[0], a[0] = t;
+		}
+		const struct br_key pivot = a[mid];
+		for (;;) { /* Hoare partition: a[0, j] <= pivot <= a[j + 1, n) */
+			/* The bounds only matter if a level were NaN (not a
+			 * strict weak order); validated inputs give none. */
+			while (i < n - 1 && key_less(&a[i], &pivot))
+				i++;
+			while (j > 0 && key_less(&pivot, &a[j]))
+				j--;
+			if (i >= j)
+				break;
+			t = a[i], a[i] = a[j], a[j] = t;
+			i++;
+			j--;
+		}
+		if (j >= n - 1) /* both parts non-empty, so n shrinks */
+			j = n - 2;
+		if (j + 1 < n - j - 1) {
+			sort_keys(a, j + 1);
+			a += j + 1;
+			n -= j + 1;
+		} else {
+			sort_keys(a + j + 1, n - j - 1);
+			n = j + 1;
+		}
+	}
+	for (size_t i = 1; i < n; i++) {
+		const struct br_key v = a[i];
+		size_t q = i;
+		while (q > 0 && key_less(&v, &a[q - 1])) {
+			a[q] = a[q - 1];
+			q--;
+		}
+		a[q] = v;
+	}
+}
+
 enum { BR_PENDING, BR_ACTIVE, BR_DONE };
 
 /*
@@ -358,7 +424,7 @@ static void sort_starts(struct psdsf *s, size_t i, size_t na)
 		key[q] = v;
 	}
 	if (moves > 8 * na + 64)
-		qsort(key, na, sizeof(struct br_key), cmp_key);
+		sort_keys(key, na);
 	for (size_t j = 0; j < na; j++)
 		order[j] = key[j].n;
 	s->order_len[i] = na;
@@ -866,7 +932,7 @@ static int psdsf_alloc(struct psdsf *s)
 
 	s->gamma = malloc(N * K * sizeof(double));
 	s->tot = calloc(N, sizeof(double));
-	s->x_old = calloc(N * K, sizeof(double));
+	s->x_old = malloc(N * K * sizeof(double));
 	s->in_set = calloc(N, sizeof(bool));
 	s->in_min = calloc(N, sizeof(bool));
 	s->released = calloc(N, sizeof(bool));
@@ -875,16 +941,16 @@ static int psdsf_alloc(struct psdsf *s)
 	s->dmin = calloc(M, sizeof(double));
 	s->in_rstar = calloc(M, sizeof(bool));
 	s->n_r = calloc(M, sizeof(size_t));
-	s->off = calloc(N, sizeof(double));
-	s->slope = calloc(N, sizeof(double));
-	s->old = calloc(N, sizeof(double));
+	s->off = malloc(N * sizeof(double));
+	s->slope = malloc(N * sizeof(double));
+	s->old = malloc(N * sizeof(double));
 	s->state = calloc(N, 1);
-	s->list = calloc(N, sizeof(size_t));
-	s->by_start = calloc(N, sizeof(struct br_key));
-	s->by_cap = calloc(N, sizeof(struct br_key));
+	s->list = malloc(N * sizeof(size_t));
+	s->by_start = malloc(N * sizeof(struct br_key));
+	s->by_cap = malloc(N * sizeof(struct br_key));
 	s->u0 = calloc(M, sizeof(double));
 	s->u1 = calloc(M, sizeof(double));
-	s->order = calloc(N * K, sizeof(size_t));
+	s->order = malloc(N * K * sizeof(size_t));
 	s->order_len = calloc(K, sizeof(size_t));
 	s->seen = calloc(N, sizeof(bool));
 	if (!s->order || !s->order_len || !s->seen)
@@ -966,8 +1032,7 @@ static int build_pool_lists(struct psdsf *s)
 			if (isfinite(mt))
 				s->cap_order[cnt++] = (struct br_key){mt / (s->phi[n] * g), n};
 		}
-		qsort(&s->cap_order[s->cap_off[i]], cnt - s->cap_off[i], sizeof(struct br_key),
-		      cmp_key);
+		sort_keys(&s->cap_order[s->cap_off[i]], cnt - s->cap_off[i]);
 	}
 	s->cap_off[K] = cnt;
 	s->elig_off[K] = ne;
@@ -984,27 +1049,81 @@ static int build_pool_lists(struct psdsf *s)
 static int fast_sweeps(struct psdsf *s, int max_sweeps)
 {
 	struct accel a = {0};
-	int sweeps = 0;
+	bool have_accel = false;
+	int sweeps = 0, ret = 0;
 
-	if (build_pool_lists(s) < 0 || aa_alloc(&a, s) < 0) {
-		aa_free(&a);
+	if (build_pool_lists(s) < 0)
 		return -ENOMEM;
-	}
 	while (sweeps < max_sweeps) {
 		sweeps++;
 		memcpy(s->x_old, s->x, s->N * s->K * sizeof(double));
 		const double move = sweep(s);
-		if (move <= s->tol)
+		/* One pool: its best response is the fixed point (nothing is off it). */
+		if (move <= s->tol || s->K == 1)
 			break;
+		/* Allocated on first use: a warm solve often needs one sweep, and the
+		 * mixing history is 16 N K doubles (13 MB at N = 1000, K = 100). */
+		if (!have_accel && aa_alloc(&a, s) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		have_accel = true;
 		if (sweeps <= max_sweeps / 2)
 			accelerate(&a, s, s->x_old, move, sweeps);
 	}
 	aa_free(&a);
-	return sweeps;
+	return ret < 0 ? ret : sweeps;
 }
 
+/*
+ * The start of the sweeps other than per-server DRF: nothing (start NULL,
+ * one pool: the first best response is per-server DRF itself, so that is
+ * not computed twice), or the warm start, the previous allocation
+ * start[N][K], made feasible where
+ * eligibility or max_tasks changed (capacity may be exceeded: the first
+ * best response of each pool rewrites its whole column from the offsets, so
+ * only the rows' totals matter, and those are capped).
+ */
+static void warm_start(struct psdsf *s, const double *start)
+{
+	const size_t N = s->N, K = s->K;
+
+	if (!start) {
+		for (size_t j = 0; j < N * K; j++)
+			s->gamma[j] = fs_gamma(s->p, j / K, j % K);
+		return; /* x and tot are 0 */
+	}
+	for (size_t n = 0; n < N; n++)
+		for (size_t k = 0; k < K; k++)
+			s->gamma[n * K + k] = fs_gamma(s->p, n, k);
+	for (size_t n = 0; n < N; n++) {
+		const double mt = fs_max_tasks(s->p, n);
+		double t = 0;
+		for (size_t k = 0; k < K; k++) {
+			const double v = start[n * K + k];
+			s->x[n * K + k] = s->gamma[n * K + k] > 0 && v > 0 ? v : 0;
+			t += s->x[n * K + k];
+		}
+		if (t > mt) {
+			for (size_t k = 0; k < K; k++)
+				s->x[n * K + k] *= mt / t;
+			t = mt;
+		}
+		s->tot[n] = t;
+	}
+}
+
+/*
+ * fast: the fast path from start, or cold from per-server DRF (nothing on
+ * one pool), then the Theorem-1 predicate at the tolerance the round cap
+ * accepts: the sweeps stop when every pool is within tol of its best
+ * response, which is Theorem 1 within tol, so it normally passes, and
+ * Algorithm-I rounds follow only when it does not (they were the
+ * certificate before, at the cost of a round: 2-3 ms of the 6-9 ms at N =
+ * 10,000 on one pool). !fast: Algorithm-I rounds from per-server DRF.
+ */
 static int solve(const struct fs_problem *p, const struct fs_options *opt, struct fs_solution *out,
-		 struct fs_error *err, bool fast)
+		 struct fs_error *err, bool fast, const double *start)
 {
 	struct psdsf s = {
 	    .p = p,
@@ -1019,7 +1138,9 @@ static int solve(const struct fs_problem *p, const struct fs_options *opt, struc
 	int rounds = 0, ret;
 
 	ret = psdsf_alloc(&s);
-	if (!ret)
+	if (!ret && (start || (fast && s.K == 1)))
+		warm_start(&s, start);
+	else if (!ret)
 		ret = fs_per_server_drf(p, s.gamma, s.x, s.tot, s.tol);
 	/* Leave one round for the Algorithm-I check when the cap allows it. */
 	if (!ret && fast)
@@ -1031,6 +1152,8 @@ static int solve(const struct fs_problem *p, const struct fs_options *opt, struc
 		goto out;
 	}
 	ret = 0;
+	if (fast && fs_check_psdsf_gamma(p, s.x, s.gamma, fmax(1e-6, 1e3 * s.tol), NULL))
+		quiet = true;
 	while (!quiet && rounds < max_rounds) {
 		rounds++;
 		memcpy(s.x_old, s.x, s.N * s.K * sizeof(double));
@@ -1039,7 +1162,7 @@ static int solve(const struct fs_problem *p, const struct fs_options *opt, struc
 			quiet &= server_procedure(&s, i);
 		quiet &= round_is_quiet(&s);
 	}
-	fs_solution_finish(out, p, s.tol);
+	fs_solution_finish_gamma(out, p, s.gamma, s.tol);
 	fill_results(&s, out);
 	out->rule = FS_RULE_PSDSF;
 	out->iterations = rounds;
@@ -1062,11 +1185,17 @@ out:
 int fs_solve_psdsf(const struct fs_problem *p, const struct fs_options *opt,
 		   struct fs_solution *out, struct fs_error *err)
 {
-	return solve(p, opt, out, err, true);
+	return solve(p, opt, out, err, true, NULL);
+}
+
+int fs_solve_psdsf_from(const struct fs_problem *p, const struct fs_options *opt,
+			const double *start, struct fs_solution *out, struct fs_error *err)
+{
+	return solve(p, opt, out, err, true, start);
 }
 
 int fs_psdsf_algorithm1(const struct fs_problem *p, const struct fs_options *opt,
 			struct fs_solution *out, struct fs_error *err)
 {
-	return solve(p, opt, out, err, false);
+	return solve(p, opt, out, err, false, NULL);
 }

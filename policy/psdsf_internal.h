@@ -35,6 +35,14 @@ int fs_per_server_drf(const struct fs_problem *p, double *gamma, double *x, doub
 int fs_psdsf_algorithm1(const struct fs_problem *p, const struct fs_options *opt,
 			struct fs_solution *out, struct fs_error *err);
 
+/* fs_check_psdsf with gamma [N][K] given (NULL: computed as it goes). */
+bool fs_check_psdsf_gamma(const struct fs_problem *p, const double *x, const double *gamma,
+			  double tol, struct fs_error *why);
+
+/* fs_solution_finish with gamma [N][K] given (NULL: computed). */
+void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
+			      const double *gamma, double tol);
+
 /* True when tot has reached cap within the relative tolerance. */
 static inline bool fs_at_cap(double tot, double cap, double tol)
 {

@@ -664,6 +664,42 @@ static int tenants_for(struct plan *out, size_t n, struct plan_tenant *t, size_t
 	return 0;
 }
 
+/*
+ * The previous plan's solution as a warm start (policy/warm.c): its
+ * problem's tenants in order, with their names, which fs_solve_warm
+ * compares with this period's (any change: a cold solve). A start is only
+ * a start -- whatever rule or resources produced it, the result is this
+ * period's solution -- so the rule is taken as this period's. x and names
+ * are allocated here ([np]); free both, also on error.
+ */
+static int plan_warm_start(const struct plan_config *cfg, const struct plan *prev,
+			   struct fs_warm_start *ws, double **x, const char ***names)
+{
+	size_t np = 0;
+
+	*x = NULL;
+	*names = NULL;
+	*ws = (struct fs_warm_start){0};
+	if (!prev || !prev->n_tenants)
+		return 0;
+	*x = calloc(prev->n_tenants, sizeof(double));
+	*names = calloc(prev->n_tenants, sizeof(char *));
+	if (!*x || !*names)
+		return -ENOMEM;
+	for (size_t i = 0; i < prev->n_tenants; i++)
+		if (prev->t[i].in_problem) {
+			(*x)[np] = prev->t[i].x;
+			(*names)[np++] = prev->t[i].name;
+		}
+	*ws = (struct fs_warm_start){.n_tenants = np,
+				     .n_pools = 1,
+				     .n_resources = cfg->res.n,
+				     .rule = cfg->rule,
+				     .x = *x,
+				     .tenant_names = *names};
+	return 0;
+}
+
 int plan_recompute(const struct plan_config *cfg, const struct plan_host *host, size_t n,
 		   const struct plan_tenant_in *in, const struct plan *prev, struct plan *out,
 		   struct fs_error *err)
@@ -698,11 +734,22 @@ int plan_recompute(const struct plan_config *cfg, const struct plan_host *host, 
 		goto out;
 	}
 	if (pp.p.n_tenants) {
-		ret = fs_solve(&pp.p, cfg->rule, &opt, &sol, err);
+		struct fs_warm_start ws;
+		double *warm_x;
+		const char **warm_names;
+
+		ret = plan_warm_start(cfg, prev, &ws, &warm_x, &warm_names);
+		if (ret == 0)
+			ret = fs_solve_warm(&pp.p, cfg->rule, &opt, &ws, &sol, err);
+		else
+			snprintf(err->msg, sizeof(err->msg), "out of memory for the warm start");
+		free(warm_x);
+		free(warm_names);
 		if (ret < 0)
 			goto out;
 		out->iterations = sol.iterations;
 		out->guard = sol.guard;
+		out->warm = sol.warm;
 	}
 
 	for (size_t i = 0; i < n; i++) {

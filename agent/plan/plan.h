@@ -302,6 +302,7 @@ struct plan {
 	 * to be scaled into capacity (a rule bug: the kernel still gets no more
 	 * than the capacity) */
 	double guard;
+	bool warm;		    /* solved from prev's solution (same tenants) */
 	/* memory (plan.h "Memory"); bytes */
 	double mem_headroom; /* what can still be handed out; INFINITY = no memory */
 	bool mem_busy, mem_short;
@@ -313,7 +314,8 @@ struct plan {
 /*
  * Builds the plan for in[0..n). prev (may be NULL) supplies the previous
  * memory values of each tenant (matched by name), the previous memory
- * state (busy, short) and the previous mode. out is
+ * state (busy, short) and the previous mode, and its solution is the warm
+ * start of this one when the same tenants are in the problem (fs_solve_warm). out is
  * initialised here; free it with plan_free even on error. 0, or -EINVAL /
  * -ENOMEM / the solver's error with err filled.
  */

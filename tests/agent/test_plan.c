@@ -1026,6 +1026,46 @@ static void test_recompute_reuses(void **unused)
 	assert_null(reused.t);
 }
 
+/* Every period after the first solves from the previous plan's solution
+ * when the problem has the same tenants (psdsf), to the answer a cold solve
+ * gives; any change in the tenants makes it solve cold. */
+static void test_warm_from_prev(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[3];
+	struct plan first, warm, cold;
+
+	(void)unused;
+	host(&cfg);
+	cfg.rule = FS_RULE_PSDSF;
+	tenant(&in[0], "a", 3, 1 * GiB, 10 * MiB, 1 * MiB);
+	tenant(&in[1], "b", 2, 6 * GiB, 80 * MiB, 1 * MiB);
+	tenant(&in[2], "c", 1, 3 * GiB, 30 * MiB, 90 * MiB);
+	compute(&cfg, 3, in, NULL, &first);
+	assert_false(first.warm);
+	in[1].demand[CPU] *= 1.2;
+	in[2].demand[RD] *= 0.8;
+	compute(&cfg, 3, in, &first, &warm);
+	compute(&cfg, 3, in, NULL, &cold);
+	assert_true(warm.warm);
+	for (size_t i = 0; i < 3; i++)
+		assert_near(warm.t[i].x, cold.t[i].x);
+	plan_free(&warm);
+	/* b leaves the problem: other tenants, so a cold solve. */
+	in[1].present = false;
+	compute(&cfg, 3, in, &first, &warm);
+	assert_false(warm.warm);
+	plan_free(&warm);
+	/* Same count, another name. */
+	in[1].present = true;
+	in[1].name = "b2";
+	compute(&cfg, 3, in, &first, &warm);
+	assert_false(warm.warm);
+	plan_free(&warm);
+	plan_free(&cold);
+	plan_free(&first);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1047,6 +1087,7 @@ int main(void)
 	    cmocka_unit_test(test_absent_tenant),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_recompute_reuses),
+	    cmocka_unit_test(test_warm_from_prev),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,12 +7,14 @@
  *
  * Usage: fairshare-bench [--quick] [--traces DIR] [--seed S] [--max-n N] [--max-k K]
  *                        [--rules LIST] [--base-max-n N] [--dump N,M,K]
+ *                        [--warm [--seeds S]]
  * (--help explains each.)
  */
 #include "bench_data.h"
 #include "bench_glpk.h"
 #include "bench_ode.h"
 #include "bench_timer.h"
+#include "bench_warm.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -103,6 +105,8 @@ struct cfg {
 	size_t ode_max_n, glpk_max_n;
 	unsigned rule_mask; /* bit per enum fs_rule */
 	size_t dump[3];	    /* --dump N,M,K: write that instance and exit */
+	bool warm;	    /* --warm: the cold/warm table (bench_warm.h) instead */
+	int seeds;	    /* --seeds: its seed count */
 	struct bench_budget solve, base;
 };
 
@@ -437,11 +441,14 @@ static void usage(const char *argv0)
 	fprintf(stderr,
 		"usage: %s [--quick] [--traces DIR] [--seed S] [--max-n N] [--max-k K]\n"
 		"          [--rules drf,njc,psdsf,apf,tsf,cdrfh] [--base-max-n N]\n"
-		"          [--dump N,M,K]\n"
+		"          [--dump N,M,K] [--warm [--seeds S]]\n"
 		"  --quick     N <= 100, K <= 10, short budgets (a few seconds)\n"
 		"  --traces    Bitbrains per-VM CSV folder (default %s)\n"
 		"  --base-max-n  largest N for both baselines (default: ODE %d, GLPK %d)\n"
-		"  --dump      print the N,M,K instance (same seed/traces) as a scenario INI\n",
+		"  --dump      print the N,M,K instance (same seed/traces) as a scenario INI\n"
+		"  --warm      cold solve vs warm re-solve after 1%% of demands change, median\n"
+		"              and worst over --seeds seeds (default 20) from --seed, for\n"
+		"              the sizes within --max-n and --max-k\n",
 		argv0, BENCH_TRACES_DIR, ODE_MAX_N, GLPK_MAX_N);
 }
 
@@ -468,6 +475,7 @@ static int parse_args(struct cfg *c, int argc, char **argv)
 	    {"seed", required_argument, NULL, 's'},  {"max-n", required_argument, NULL, 'n'},
 	    {"max-k", required_argument, NULL, 'k'}, {"base-max-n", required_argument, NULL, 'b'},
 	    {"rules", required_argument, NULL, 'r'}, {"dump", required_argument, NULL, 'd'},
+	    {"warm", no_argument, NULL, 'w'},	     {"seeds", required_argument, NULL, 'S'},
 	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0},
 	};
 	int o;
@@ -480,13 +488,24 @@ static int parse_args(struct cfg *c, int argc, char **argv)
 	    .ode_max_n = ODE_MAX_N,
 	    .glpk_max_n = GLPK_MAX_N,
 	    .rule_mask = (1u << FS_RULE__COUNT) - 1,
+	    .seeds = 20,
 	    .solve = {.ms = 1000, .min_reps = 5, .max_reps = 101},
 	    .base = {.ms = 2000, .min_reps = 3, .max_reps = 21},
 	};
-	while ((o = getopt_long(argc, argv, "qt:s:n:k:r:b:d:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "qt:s:n:k:r:b:d:wS:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'q':
 			c->quick = true;
+			break;
+		case 'w':
+			c->warm = true;
+			break;
+		case 'S':
+			c->seeds = atoi(optarg);
+			if (c->seeds < 1) {
+				fprintf(stderr, "--seeds wants a count >= 1\n");
+				return -EINVAL;
+			}
 			break;
 		case 't':
 			c->traces = optarg;
@@ -559,6 +578,13 @@ int main(int argc, char **argv)
 		}
 		bench_samples_free(&s);
 		return ret < 0 ? 2 : 0;
+	}
+	if (r.cfg.warm) {
+		ret =
+		    bench_warm(&s, r.cfg.seed, r.cfg.seeds, r.cfg.quick, r.cfg.max_n, r.cfg.max_k);
+		printf("\n%s: %d failure(s)\n", ret ? "FAIL" : "OK", ret);
+		bench_samples_free(&s);
+		return ret ? 1 : 0;
 	}
 	if (uname(&u) == 0)
 		printf("fairshare-bench on %s %s %s\n", u.sysname, u.release, u.machine);
