@@ -1120,7 +1120,8 @@ static int resolve_tenants(const struct raw_conf *rc, struct fs_conf *c, struct 
 					!fs_conf_weight_ok(t->weight)))
 			return conf_error_set(err, -EINVAL, rc->path, rt->weight.line,
 					      "bad weight '%s' (a number from %g to %g)",
-					      rt->weight.text, FS_CONF_WEIGHT_MIN, FS_CONF_WEIGHT_MAX);
+					      rt->weight.text, FS_CONF_WEIGHT_MIN,
+					      FS_CONF_WEIGHT_MAX);
 		t->has_demand = rt->demand.text != NULL;
 		r = parse_vector(rc, c, "demand", &rt->demand, t->demand, err);
 		if (r == 0)

@@ -54,7 +54,7 @@ struct scenario {
 	double *cap;	       /* [N][K] per-pool caps; NULL without [caps.*] */
 	double *alloc;	       /* [N][K] given allocation (with cap), valid when has_alloc */
 	bool has_alloc;
-	char *policy;	       /* [scenario] policy, NULL when not given */
+	char *policy; /* [scenario] policy, NULL when not given */
 	int policy_line;
 	double alpha; /* [scenario] alpha, NAN when not given */
 	int alpha_line;

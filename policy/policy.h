@@ -199,16 +199,16 @@ int fs_solve_psdsf(const struct fs_problem *p, const struct fs_options *opt,
  * and max_tasks first) instead of per-server DRF. */
 int fs_solve_psdsf_from(const struct fs_problem *p, const struct fs_options *opt,
 			const double *start, struct fs_solution *out, struct fs_error *err);
-int fs_solve_drf(const struct fs_problem *p, const struct fs_options *opt,
-		 struct fs_solution *out, struct fs_error *err);
-int fs_solve_tsf(const struct fs_problem *p, const struct fs_options *opt,
-		 struct fs_solution *out, struct fs_error *err);
+int fs_solve_drf(const struct fs_problem *p, const struct fs_options *opt, struct fs_solution *out,
+		 struct fs_error *err);
+int fs_solve_tsf(const struct fs_problem *p, const struct fs_options *opt, struct fs_solution *out,
+		 struct fs_error *err);
 int fs_solve_cdrfh(const struct fs_problem *p, const struct fs_options *opt,
 		   struct fs_solution *out, struct fs_error *err);
-int fs_solve_apf(const struct fs_problem *p, const struct fs_options *opt,
-		 struct fs_solution *out, struct fs_error *err);
-int fs_solve_njc(const struct fs_problem *p, const struct fs_options *opt,
-		 struct fs_solution *out, struct fs_error *err);
+int fs_solve_apf(const struct fs_problem *p, const struct fs_options *opt, struct fs_solution *out,
+		 struct fs_error *err);
+int fs_solve_njc(const struct fs_problem *p, const struct fs_options *opt, struct fs_solution *out,
+		 struct fs_error *err);
 
 /* --- properties.c: predicates of ALGORITHMS.md section 4 --------------------
  * Each returns true when the property holds for allocation x[N][K] on p within
@@ -226,8 +226,7 @@ bool fs_check_envy_free(const struct fs_problem *p, const double *x, double tol,
 			struct fs_error *why);
 /* Theorem 1 of [P4]: every tenant has a bottleneck on every eligible pool.
  * A tenant at its max_tasks cap needs none (it asks for nothing more). */
-bool fs_check_psdsf(const struct fs_problem *p, const double *x, double tol,
-		    struct fs_error *why);
+bool fs_check_psdsf(const struct fs_problem *p, const double *x, double tol, struct fs_error *why);
 /* NJC condition (2) (section 8); one pool. certificate[N] (may be NULL)
  * receives each tenant's justifying resource or FS_CERT_SATISFIED. */
 bool fs_check_njc(const struct fs_problem *p, const double *x, double tol, int *certificate,
@@ -237,8 +236,8 @@ bool fs_check_njc(const struct fs_problem *p, const double *x, double tol, int *
 int fs_check_pareto(const struct fs_problem *p, const double *x, double tol, bool *holds,
 		    struct fs_error *why);
 /* alpha-PF-VDS per-server optimality (Nash equilibrium) predicate. */
-int fs_check_apf(const struct fs_problem *p, const double *x, double alpha, double tol,
-		 bool *holds, struct fs_error *why);
+int fs_check_apf(const struct fs_problem *p, const double *x, double alpha, double tol, bool *holds,
+		 struct fs_error *why);
 
 /* --- mingap.c: minimal-gap priority ([P3] section 6, ALGORITHMS.md 8) ------ */
 

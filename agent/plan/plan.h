@@ -302,7 +302,7 @@ struct plan {
 	 * to be scaled into capacity (a rule bug: the kernel still gets no more
 	 * than the capacity) */
 	double guard;
-	bool warm;		    /* solved from prev's solution (same tenants) */
+	bool warm; /* solved from prev's solution (same tenants) */
 	/* memory (plan.h "Memory"); bytes */
 	double mem_headroom; /* what can still be handed out; INFINITY = no memory */
 	bool mem_busy, mem_short;
