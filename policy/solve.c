@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Rule names and the validating entry point. */
 #include "policy.h"
+#include "solve_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -37,12 +38,12 @@ int fs_rule_from_name(const char *name, enum fs_rule *rule)
 	return -EINVAL;
 }
 
-int fs_solve(const struct fs_problem *p, enum fs_rule rule, const struct fs_options *opt,
-	     struct fs_solution *out, struct fs_error *err)
+int fs_solve_begin(const struct fs_problem *p, enum fs_rule rule, const struct fs_options *opt,
+		   struct fs_options *o, struct fs_solution *out, struct fs_error *err)
 {
-	struct fs_options o = opt ? *opt : (struct fs_options){.alpha = INFINITY};
 	int r;
 
+	*o = opt ? *opt : (struct fs_options){.alpha = INFINITY};
 	memset(out, 0, sizeof(*out));
 	if ((unsigned)rule >= FS_RULE__COUNT) {
 		if (err)
@@ -52,8 +53,8 @@ int fs_solve(const struct fs_problem *p, enum fs_rule rule, const struct fs_opti
 	r = fs_problem_validate(p, err);
 	if (r < 0)
 		return r;
-	if (o.tol <= 0)
-		o.tol = FS_DEFAULT_TOL;
+	if (o->tol <= 0)
+		o->tol = FS_DEFAULT_TOL;
 	r = fs_solution_init(out, p);
 	if (r < 0) {
 		if (err)
@@ -63,6 +64,17 @@ int fs_solve(const struct fs_problem *p, enum fs_rule rule, const struct fs_opti
 		return r;
 	}
 	out->rule = rule;
+	return 0;
+}
+
+int fs_solve(const struct fs_problem *p, enum fs_rule rule, const struct fs_options *opt,
+	     struct fs_solution *out, struct fs_error *err)
+{
+	struct fs_options o;
+	int r = fs_solve_begin(p, rule, opt, &o, out, err);
+
+	if (r < 0)
+		return r;
 	r = rule_fns[rule](p, &o, out, err);
 	out->guard = fs_guard_capacity(p, out);
 	return r;

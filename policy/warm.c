@@ -5,6 +5,7 @@
  * best-response sweeps start there instead of at per-server DRF.
  */
 #include "policy.h"
+#include "solve_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -47,26 +48,14 @@ bool fs_warm_start_matches(const struct fs_problem *p, enum fs_rule rule,
 int fs_solve_warm(const struct fs_problem *p, enum fs_rule rule, const struct fs_options *opt,
 		  const struct fs_warm_start *prev, struct fs_solution *out, struct fs_error *err)
 {
-	struct fs_options o = opt ? *opt : (struct fs_options){.alpha = INFINITY};
+	struct fs_options o;
 	int r;
 
 	if (rule != FS_RULE_PSDSF || !fs_warm_start_matches(p, rule, prev))
 		return fs_solve(p, rule, opt, out, err);
-	memset(out, 0, sizeof(*out));
-	r = fs_problem_validate(p, err);
+	r = fs_solve_begin(p, rule, opt, &o, out, err);
 	if (r < 0)
 		return r;
-	if (o.tol <= 0)
-		o.tol = FS_DEFAULT_TOL;
-	r = fs_solution_init(out, p);
-	if (r < 0) {
-		if (err)
-			snprintf(err->msg, sizeof(err->msg),
-				 "out of memory for %zu x %zu allocation", p->n_tenants,
-				 p->n_pools);
-		return r;
-	}
-	out->rule = rule;
 	out->warm = true;
 	r = fs_solve_psdsf_from(p, &o, prev->x, out, err);
 	out->guard = fs_guard_capacity(p, out);
