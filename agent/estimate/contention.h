@@ -101,8 +101,8 @@ void ct_input_init(struct ct_input *in);
 
 struct ct_state {
 	bool contended[FS_MAX_RES];
-	bool loaded[FS_MAX_RES];     /* this period (for the log) */
-	unsigned calm[FS_MAX_RES];   /* contended periods in a row neither loaded nor bound */
+	bool loaded[FS_MAX_RES];      /* this period (for the log) */
+	unsigned calm[FS_MAX_RES];    /* contended periods in a row neither loaded nor bound */
 	unsigned stalled[FS_MAX_RES]; /* contended periods in a row below stall_share */
 	double capacity[FS_MAX_RES]; /* what the allocation shares out; 0 before the first update */
 };
