@@ -492,6 +492,8 @@ static void estimate_all(struct fsd_daemon *d)
 			fsd_est_sample(&d->pcfg_now.res, s, d->ct.contended,
 				       plan_find(d->have_plan ? &d->plan : NULL, i, ct->name),
 				       limits_in_force(d), &es);
+			for (size_t r = 0; r < d->pcfg_now.res.n; r++)
+				es.stalled[r] = ct_stalled(&d->ccfg, &d->ct, r);
 			est_update(&d->pcfg_now.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
 				   &d->ta.est[i], &es, &d->ta.est[i]);
 			memcpy(p->usage, es.usage, sizeof(p->usage));

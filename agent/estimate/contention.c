@@ -15,6 +15,8 @@ void ct_config_default(struct ct_config *cfg)
 	cfg->grow = 1.05;
 	cfg->used_share = 0.95;
 	cfg->floor_share = 0.05;
+	cfg->stall_share = 0.5;
+	cfg->stall_max = 2;
 }
 
 void ct_input_init(struct ct_input *in)
@@ -63,6 +65,8 @@ void ct_update(const struct fs_resources *res, const struct ct_config *cfg,
 		out.contended[r] = out.loaded[r] || (was && out.calm[r] < cfg->hold);
 		if (!out.contended[r])
 			continue;
+		if (was && total < cfg->stall_share * cap)
+			out.stalled[r] = prev->stalled[r] + 1;
 		if (!was)
 			cap = declared;
 		else if (total > cap)
@@ -74,4 +78,9 @@ void ct_update(const struct fs_resources *res, const struct ct_config *cfg,
 		out.capacity[r] = clampd(cap, cfg->floor_share * declared, declared);
 	}
 	*next = out;
+}
+
+bool ct_stalled(const struct ct_config *cfg, const struct ct_state *s, size_t r)
+{
+	return s->stalled[r] >= 1 && s->stalled[r] <= cfg->stall_max;
 }

@@ -111,6 +111,13 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 		case FS_RES_IO_WIOPS:
 		case FS_RES_IO_BPS:
 		case FS_RES_IO_IOPS:
+			if (s->stalled[r] && prev) {
+				/* kept as it was (est_update); "why" stays known */
+				held[r] = prev->held[r];
+				out->lag[r] = prev->lag[r];
+				reasons |= EST_IO_STALLED;
+				break;
+			}
 			if (est_at_io_limit(cfg, s->usage[r], s->limit[r])) {
 				held[r] = true;
 				reasons |= EST_IO_LIMIT;
@@ -161,7 +168,9 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 	for (size_t r = 0; r < res->n; r++) {
 		double p = have_prev ? prev->probe_r[r] : 1.0;
 
-		if (out.held[r]) {
+		if (sample->stalled[r] && have_prev) {
+			/* a stalled disk: the probe stays (held_back) */
+		} else if (out.held[r]) {
 			p = fmin(cfg->probe_max, fmax(p, 1.0) * cfg->probe_step);
 		} else {
 			p = 1.0 + (p - 1.0) * cfg->decay;
@@ -181,6 +190,8 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 
 		if (have_prev)
 			d = fmax(d, prev->demand[r] * cfg->decay);
+		if (have_prev && sample->stalled[r])
+			d = prev->demand[r];
 
 		if (declared && declared[r] >= 0) {
 			d = declared[r];
@@ -212,6 +223,7 @@ const char *est_reason_str(unsigned reasons, char *buf, size_t len)
 	    {EST_DECLARED, "declared"},		  {EST_DECAYING, "decaying"},
 	    {EST_CPU_WAIT, "cpu-wait"},		  {EST_IO_CONTENDED, "io-contended"},
 	    {EST_MEM_MAX, "memory-max"},	  {EST_MEM_REFAULT, "memory-refault"},
+	    {EST_IO_STALLED, "io-stalled"},
 	};
 	size_t used = 0;
 

@@ -60,6 +60,10 @@
  *    throttled tenant's 1 MiB bios through one at a time, so its write rate
  *    reads 0 in most periods and several times its limit in one); without
  *    this the estimate would drop to the floor between bursts.
+ *  - A stalled disk (contention.h: the whole disk's use fell below half of
+ *    what it delivers, for a period or two) tells nothing about a tenant's
+ *    demand on it: the demand, probe, held flag and follow lag of those
+ *    resources stay as they were (EST_IO_STALLED).
  *  - Each demand is clamped to [floor_share * capacity, capacity] so every
  *    tenant stays in the problem (fs_solve refuses all-zero demand) and no
  *    estimate exceeds the host.
@@ -128,6 +132,7 @@ enum est_reason {
 	EST_IO_CONTENDED = 1u << 9, /* IO on a busy disk without an io.max of ours */
 	EST_MEM_MAX = 1u << 10,	    /* memory.events max grew */
 	EST_MEM_REFAULT = 1u << 11, /* refaults >= refault_share of its usage */
+	EST_IO_STALLED = 1u << 12,  /* a stalled disk: its estimates kept */
 };
 #define EST_HELD_MASK                                                                              \
 	(EST_CPU_THROTTLED | EST_MEM_HIGH | EST_IO_LIMIT | EST_PSI_CPU | EST_PSI_MEM |             \
@@ -140,6 +145,9 @@ struct est_sample {
 	double limit[FS_MAX_RES];
 	/* io resources only: the disk is contended (agent/estimate/contention.h) */
 	bool contended[FS_MAX_RES];
+	/* io resources only: the disk stalled this period (contention.h): the
+	 * estimates of r are kept as they were */
+	bool stalled[FS_MAX_RES];
 	/* io resources only: the previous plan's allocation, NaN = none. On a
 	 * contended disk a tenant whose use stays below follow_share of what
 	 * it was allotted is not short of share: its own pattern (a qd 1

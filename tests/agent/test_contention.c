@@ -158,6 +158,42 @@ static void test_stall_is_calm(void **state)
 	assert_false(s.contended[1]);
 }
 
+/* Stalled (contention.h): a contended disk whose users together use less
+ * than stall_share of its capacity, for at most stall_max periods in a row;
+ * a disk that was not contended before never stalls. */
+static void test_stalled(void **state)
+{
+	struct fs_resources res;
+	struct ct_config cfg;
+	struct ct_state s;
+
+	(void)state;
+	fresh(&res, &cfg, &s);
+	assert_float_equal(cfg.stall_share, 0.5, 0);
+	assert_int_equal(cfg.stall_max, 2);
+	step(&res, &cfg, &s, NAN, 10 * MB, 2, false); /* not contended */
+	assert_false(ct_stalled(&cfg, &s, 1));
+	step(&res, &cfg, &s, 8, 90 * MB, 2, false); /* contended from here */
+	assert_false(ct_stalled(&cfg, &s, 1));
+	step(&res, &cfg, &s, 8, 55 * MB, 2, false); /* 55 of 97.5: not below half */
+	assert_false(ct_stalled(&cfg, &s, 1));
+	step(&res, &cfg, &s, 8, 20 * MB, 2, false);
+	assert_true(ct_stalled(&cfg, &s, 1));
+	assert_false(ct_stalled(&cfg, &s, 2)); /* nobody writes: never contended */
+	assert_false(ct_stalled(&cfg, &s, 0));
+	step(&res, &cfg, &s, 8, 1 * MB, 0, false);
+	assert_true(ct_stalled(&cfg, &s, 1));
+	step(&res, &cfg, &s, 8, 1 * MB, 0, false); /* a third period: not a stall */
+	assert_false(ct_stalled(&cfg, &s, 1));
+	assert_int_equal(s.stalled[1], 3);
+	step(&res, &cfg, &s, 8, 1 * MB, 0, false);
+	assert_false(ct_stalled(&cfg, &s, 1));
+	step(&res, &cfg, &s, 8, 80 * MB, 2, false); /* the run ends */
+	assert_int_equal(s.stalled[1], 0);
+	step(&res, &cfg, &s, 8, 5 * MB, 2, false); /* and a new one starts */
+	assert_true(ct_stalled(&cfg, &s, 1));
+}
+
 /* While our limits bind, the capacity does not follow a total that falls
  * short of it (a latency-bound tenant would take everyone's limits down);
  * when all of it is used it grows, up to the declared capacity. */
@@ -257,6 +293,7 @@ int main(void)
 	    cmocka_unit_test(test_one_user_or_unknown_queue),
 	    cmocka_unit_test(test_binding_holds_contention),
 	    cmocka_unit_test(test_stall_is_calm),
+	    cmocka_unit_test(test_stalled),
 	    cmocka_unit_test(test_capacity_under_binding_limits),
 	    cmocka_unit_test(test_capacity_bounds_sweep),
 	    cmocka_unit_test(test_parse_diskstat),

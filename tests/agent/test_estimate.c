@@ -378,6 +378,51 @@ static void test_io_follow_grace(void **unused)
 	assert_false(st.held[WR]);
 }
 
+/*
+ * A stalled disk (estimate.h, contention.h): the estimate of that resource,
+ * its probe, held flag and follow lag stay as they were, whatever the
+ * period's use; the next period is judged as usual.
+ */
+static void test_io_stalled_keeps_estimate(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st, before;
+	struct est_sample s;
+	char why[64];
+
+	(void)unused;
+	host(&res);
+	est_config_default(&cfg);
+	est_state_init(&st);
+	busy_sample(&s);
+	s.contended[WR] = true;
+	s.usage[WR] = 40 * MiB;
+	s.limit[WR] = 40 * MiB; /* at our limit: held, probed */
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.held[WR]);
+	before = st;
+
+	s.usage[WR] = 1 * MiB; /* the VM stopped: nearly nothing moved */
+	s.stalled[WR] = true;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.held[WR]);
+	assert_near(st.demand[WR], before.demand[WR]);
+	assert_near(st.probe_r[WR], before.probe_r[WR]);
+	assert_int_equal(st.lag[WR], before.lag[WR]);
+	assert_true(st.reasons & EST_IO_STALLED);
+	assert_non_null(strstr(est_reason_str(st.reasons, why, sizeof(why)), "io-stalled"));
+
+	/* Not stalled (and the disk no longer contended): the same use lets
+	 * the estimate fall, at most by half. */
+	s.stalled[WR] = false;
+	s.contended[WR] = false;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_false(st.held[WR]);
+	assert_near(st.demand[WR], before.demand[WR] * cfg.decay);
+}
+
 /* Each held-back signal flags its own resource. */
 static void test_signals(void **unused)
 {
@@ -581,6 +626,7 @@ int main(void)
 	    cmocka_unit_test(test_estimate_falls_gradually),
 	    cmocka_unit_test(test_io_contended),
 	    cmocka_unit_test(test_io_follow_grace),
+	    cmocka_unit_test(test_io_stalled_keeps_estimate),
 	    cmocka_unit_test(test_signals),
 	    cmocka_unit_test(test_memory_pressure),
 	    cmocka_unit_test(test_declared_overrides),
