@@ -21,10 +21,10 @@
  * cap); the result is checked either way.
  */
 #include "psdsf_caps.h"
+#include "error.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,18 +325,6 @@ out:
 	return r;
 }
 
-__attribute__((format(printf, 2, 3))) static bool reject(struct fs_error *why, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why) {
-		va_start(ap, fmt);
-		vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
-		va_end(ap);
-	}
-	return false;
-}
-
 /* The cap bound of feasibility, and whether n is at a cap on k. */
 static bool at_pool_cap(const struct fs_problem *p, const double *cap, const double *x,
 			const double *tot, size_t n, size_t k, double tol)
@@ -364,7 +352,7 @@ bool fs_check_psdsf_caps(const struct fs_problem *p, const double *cap, const do
 	use = malloc(M * sizeof(double));
 	richest = malloc(M * sizeof(double));
 	if (!tot || !use || !richest) {
-		ok = reject(why, "out of memory checking %zu tenants", N);
+		ok = fs_reject(why, "out of memory checking %zu tenants", N);
 		goto out;
 	}
 	ok = true;
@@ -372,9 +360,9 @@ bool fs_check_psdsf_caps(const struct fs_problem *p, const double *cap, const do
 		for (size_t k = 0; k < K; k++) {
 			tot[n] += x[n * K + k];
 			if (cap && x[n * K + k] > cap[n * K + k] * (1 + tol) + tol)
-				ok = ok && reject(why, "%s has %g tasks on %s, above its cap %g",
-						  fs_tenant_label(p, n, a, LBL), x[n * K + k],
-						  fs_pool_label(p, k, b, LBL), cap[n * K + k]);
+				ok = ok && fs_reject(why, "%s has %g tasks on %s, above its cap %g",
+						     fs_tenant_label(p, n, a, LBL), x[n * K + k],
+						     fs_pool_label(p, k, b, LBL), cap[n * K + k]);
 		}
 	for (size_t k = 0; k < K && ok; k++) {
 		const double *cp = &p->capacity[k * M];
@@ -403,11 +391,11 @@ bool fs_check_psdsf_caps(const struct fs_problem *p, const double *cap, const do
 				found = p->demand[n * M + r] > 0 && use[r] >= cp[r] * (1 - tol) &&
 					v >= richest[r] * (1 - tol);
 			if (!found)
-				ok = reject(why,
-					    "%s is below its cap on %s and has no bottleneck there "
-					    "(weighted VDS %g)",
-					    fs_tenant_label(p, n, a, LBL),
-					    fs_pool_label(p, k, b, LBL), v);
+				ok = fs_reject(
+				    why,
+				    "%s is below its cap on %s and has no bottleneck there "
+				    "(weighted VDS %g)",
+				    fs_tenant_label(p, n, a, LBL), fs_pool_label(p, k, b, LBL), v);
 		}
 	}
 out:
