@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -28,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -568,6 +570,72 @@ static void test_release_after_crash(void **state)
 	assert_tree_is(f, before);
 }
 
+static double elapsed_s(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * A period that runs late (a loaded host; here a SIGSTOP of 1 s) measures its
+ * rates over the time since the last period ran, not the nominal interval.
+ * Tenant a's cpu.stat grows at 0.5 core in real time; stamped with the time
+ * the period was due, the first period after the stop saw 1.1 s of use in
+ * 0.1 s: 5.5 cores. The bound 2.5 leaves room for this test's own writer
+ * running late on a loaded host (it would need a 0.4 s delay to reach it).
+ */
+static void test_late_period_rates(void **state)
+{
+	struct fixture *f = *state;
+	const char *args[] = {"--dry-run", NULL};
+	struct timespec t0;
+	double t, worst = 0, u;
+	bool stopped = false, resumed = false;
+	int periods = 0;
+	const char *line;
+	char text[256];
+	pid_t pid;
+
+	pid = spawn(f, args);
+	wait_notify(f, "READY=1");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((t = elapsed_s(&t0)) < 2.5) {
+		snprintf(text, sizeof(text),
+			 "usage_usec %.0f\nuser_usec 0\nsystem_usec 0\nnr_periods 0\n"
+			 "nr_throttled 0\nthrottled_usec 0\n",
+			 1000 + 0.5 * t * 1e6);
+		at_write(f->cg, "a.slice/cpu.stat", text);
+		/* STATUS= every period: a full datagram queue (10) blocks it */
+		while (recv(f->notify_fd, text, sizeof(text), MSG_DONTWAIT) > 0)
+			;
+		if (!stopped && t >= 0.8) {
+			kill(pid, SIGSTOP);
+			stopped = true;
+		}
+		if (!resumed && t >= 1.8) {
+			kill(pid, SIGCONT);
+			resumed = true;
+		}
+		usleep(10000);
+	}
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid), 0);
+	for (line = strstr(slurp(f->log), "tenant=a "); line;
+	     line = strstr(line + 1, "tenant=a ")) {
+		const char *c = strstr(line, "cpu.usage=");
+
+		if (c && sscanf(c, "cpu.usage=%lf", &u) == 1 && !isnan(u)) {
+			worst = u > worst ? u : worst;
+			periods++;
+		}
+	}
+	assert_true(periods >= 10);
+	if (worst > 2.5)
+		fail_msg("a 0.5-core tenant measured at %.2f cores after a late period", worst);
+}
+
 static void test_exit_codes(void **state)
 {
 	struct fixture *f = *state;
@@ -593,6 +661,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_release_after_crash, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_template_tenants, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_late_period_rates, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_codes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
