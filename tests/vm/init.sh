@@ -18,6 +18,7 @@ log() { echo "fsvm-init: $*"; }
 # Report RC to the host and power off; never returns.
 report() {
 	rc=$1
+	kill $hb_pid 2>/dev/null
 	[ "$rc" -gt 127 ] && rc=127 # qemu's status is (rc << 1) | 1, 8 bits
 	sync
 	umount $FSVM 2>/dev/null
@@ -68,9 +69,21 @@ mount -t 9p -o "$o9p" run $FSVM || fatal "mount run share"
 ip link set lo up 2>/dev/null
 hostname fsvm
 
+# A heartbeat for the host (tests/vm/stall-watch): a guest that stops is
+# stopped there, not at the harness's timeout.
+while :; do
+	cut -d' ' -f1 /proc/uptime >$FSVM/heartbeat.new && mv $FSVM/heartbeat.new $FSVM/heartbeat
+	sleep 5
+done &
+hb_pid=$!
+echo $hb_pid >$FSVM/heartbeat.pid # for the harness's selftest-stall
+
 [ -r $FSVM/env ] || fatal "no env file on the run share"
 . $FSVM/env
 mkdir -p $FSVM/out
+# The kernel's symbols, once per image (Debian's /boot/System.map is a
+# placeholder): tests/vm/stall-watch names a stopped vCPU's RIP with them.
+[ -n "$FS_VM_KALLSYMS" ] && cat /proc/kallsyms >$FSVM/kallsyms
 
 # The suite sees nothing of the initramfs environment: a sane PATH plus the
 # FS_* variables the host wrote to run/env (sourced by bash, which reads the
