@@ -183,17 +183,19 @@ e2e_dump() { tail -n "${2:-20}" "$(fsd_log "$1")" | sed 's/^/#   /'; }
 # wbytes) of $E2E_TOP/NAME, read with builtins only: no fork, no exec, so a
 # window's samples of several tenants are taken within microseconds.
 _snap() {
-	local dir=$CG_ROOT/$E2E_TOP/$1 k v rest f
+	local dir=$CG_ROOT/$E2E_TOP/$1 k v rest f text
 	E2E_U=0 E2E_B=0
+	cg_slurp text "$dir/cpu.stat" # one read: see cg_slurp (lib.sh)
 	while read -r k v rest; do
 		[[ $k == usage_usec ]] && { E2E_U=$v; break; }
-	done <"$dir/cpu.stat"
+	done <<<"$text"
+	cg_slurp text "$dir/io.stat"
 	while read -r k rest; do
 		[[ $k == "$E2E_DEV" ]] || continue
 		for f in $rest; do
 			case $f in rbytes=* | wbytes=*) E2E_B=$((E2E_B + ${f#*=})) ;; esac
 		done
-	done <"$dir/io.stat"
+	done <<<"$text"
 }
 E2E_DEV=$(cat /sys/block/vda/dev 2>/dev/null)
 
