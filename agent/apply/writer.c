@@ -438,7 +438,10 @@ enum write_outcome { WR_OK, WR_UNCHANGED, WR_BACKOFF, WR_GONE, WR_FAILED };
 /*
  * Writes value into file f of the directory dirfd (inode ino) of tenant tn
  * (NULL: a restore). In a directory lent by dir_fn the file stays open
- * within the budget and later values are one pwrite each; a kept file that
+ * within the budget and later values are one pwrite each. Kept write-only:
+ * a cgroupfs file that was read holds a page for its text until closed
+ * (~7 KiB per fd with the rest, sample_cgroupfs.c), one only written does
+ * not, so the originals are still read by name, once. A kept file that
  * went away (-ENODEV: its controller or cgroup removed) is closed and the
  * value written by name, which says what is there now. Elsewhere, and with
  * a write_fn of the caller's: write_fn (openat, write, close).

@@ -43,7 +43,10 @@
  * is sampled as before: path walk and openat/pread/close per file every
  * period, one fd at a time. EMFILE despite the budget shrinks it (warned
  * once). The unit's LimitNOFILE= must cover 8 x tenants / 0.75 for all of
- * them to fit. Memory: an open cgroupfs file that was read holds its
+ * them to fit. The writer keeps the files it writes open with what is left
+ * once every tenant's share fits (fs_cgroupfs_writer_fds): a kept stat
+ * file saves an open and a close every period, a written one only when
+ * its value changes, so the sampler's come first. Memory: an open cgroupfs file that was read holds its
  * seq_file page and kernfs state, measured ~7 KiB of kernel memory per fd
  * on 6.18 (~50 KiB per tenant, ~490 MiB for 10,000); max_open_files caps
  * that.
