@@ -136,7 +136,8 @@ extern const struct fs_sampler_ops fs_sampler_cgroupfs;
 /*
  * The open files the writer may keep (fs_writer_opts.max_open_files): what
  * the cgroupfs sampler's budget (the soft RLIMIT_NOFILE less a reserve)
- * leaves when every one of n_tenants keeps all its files open. The
+ * leaves when every one of n_tenants keeps its directory and all its files
+ * open (9; 8 when memory.events is watched, as it is with inotify). The
  * sampler's come first: each of its fds saves an open and a close every
  * period, a written file's only when its value changes.
  */
