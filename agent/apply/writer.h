@@ -91,6 +91,16 @@ struct fs_writer_opts {
 	 * sampler's, opened and checked by the sample of the same period. */
 	int (*dir_fn)(void *ctx, size_t tenant, const char *cgroup, uint64_t *ino);
 	void *dir_ctx;
+	/* How many written files may stay open between applies (0: none).
+	 * Only files in a directory lent by dir_fn (its owner notices a
+	 * removed or recreated cgroup and the inode tells) and only with the
+	 * default write_fn: a kept file costs one pwrite(2) per change instead
+	 * of an openat, a write and a close (issue 19). */
+	size_t max_open_files;
+	/* optional, with dir_fn: an open fd of `file` (memory.current) in the
+	 * lent directory of tenant `tenant` that the caller keeps for reading
+	 * with pread, or -1. Never closed here. */
+	int (*file_fn)(void *ctx, size_t tenant, const char *cgroup, const char *file);
 };
 
 struct fs_apply_result {

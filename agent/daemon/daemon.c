@@ -182,7 +182,7 @@ static int tenants_alloc(struct fsd_daemon *d, const struct fs_conf *c)
 			a.pin[i].max[r] = t->max[r];
 		}
 		snprintf(a.pub[i].name, sizeof(a.pub[i].name), "%s", t->name);
-		snprintf(a.pub[i].cgroup, sizeof(a.pub[i].cgroup), "%s", t->cgroup);
+		a.pub[i].cgroup = t->cgroup; /* c outlives these arrays */
 		snprintf(a.pub[i].template_name, sizeof(a.pub[i].template_name), "%s",
 			 t->template_name);
 		snprintf(a.pub[i].login, sizeof(a.pub[i].login), "%s", t->login);
@@ -253,6 +253,16 @@ static int sampler_dir(void *ctx, size_t tenant, const char *cgroup, uint64_t *i
 	return d->ops->dirfd(d->sampler, tenant, cgroup, ino);
 }
 
+/* The writer's fs_writer_opts.file_fn: the sampler's open memory.current. */
+static int sampler_file(void *ctx, size_t tenant, const char *cgroup, const char *file)
+{
+	const struct fsd_daemon *d = ctx;
+
+	if (!d->sampler || !d->ops->file_fd)
+		return -1;
+	return d->ops->file_fd(d->sampler, tenant, cgroup, file);
+}
+
 static int writer_open(struct fsd_daemon *d, const struct fs_conf *c, const struct plan_config *pc,
 		       struct fs_writer **out)
 {
@@ -272,6 +282,9 @@ static int writer_open(struct fsd_daemon *d, const struct fs_conf *c, const stru
 	    /* the period samples just before it applies: no second path walk */
 	    .dir_fn = sampler_dir,
 	    .dir_ctx = d,
+	    .file_fn = sampler_file,
+	    /* what the sampler's budget leaves over (fs_cgroupfs_fd_budget) */
+	    .max_open_files = fs_cgroupfs_writer_fds(c->n_tenants),
 	};
 	r = fs_writer_open(out, &wo);
 	free(cgroups);

@@ -23,7 +23,7 @@
 /* The latest per-tenant state, served by the control socket and metrics. */
 struct fsd_tenant_pub {
 	char name[FS_NAME_MAX];
-	char cgroup[PATH_MAX];
+	const char *cgroup; /* the config's (fs_conf_tenant.cgroup) */
 	bool present;
 	double weight; /* in force: the config's or set-weight's */
 	double usage[FS_MAX_RES];
