@@ -157,6 +157,7 @@ void fsd_fleet_publish(const struct fsd_fleet *ff, struct fsd_fleet_pub *pub)
 	memcpy(pub->periods, st->periods, sizeof(pub->periods));
 	pub->etcd_requests = st->etcd_requests;
 	pub->etcd_bytes = st->etcd_bytes;
+	pub->etcd_bytes_received = st->etcd_bytes_received;
 }
 
 #else /* !FSD_HAVE_FLEET */

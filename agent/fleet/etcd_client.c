@@ -175,6 +175,7 @@ static int post_one(struct etcd_client *c, const char *url, const char *json, bo
 		snprintf(c->err, sizeof(c->err), "%s: %s", url, curl_easy_strerror(cc));
 		return curl_errno(cc);
 	}
+	c->bytes_received += body->len;
 	if (!body->data) {
 		snprintf(c->err, sizeof(c->err), "%s: empty answer", url);
 		return -EPROTO;

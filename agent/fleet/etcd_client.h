@@ -33,7 +33,7 @@ struct etcd_client {
 	long timeout_ms;
 	void *curl;		       /* CURL *, reused (keeps the connection) */
 	char err[ETCD_ERR_MAX];	       /* the last failure, with the endpoint */
-	uint64_t requests, bytes_sent; /* counters for the scale harness */
+	uint64_t requests, bytes_sent, bytes_received; /* counters (status, scale harness) */
 };
 
 /* 0, -EINVAL (no or too many endpoints, bad URL scheme), -ENOMEM. */

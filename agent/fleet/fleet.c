@@ -172,6 +172,7 @@ static int publish(struct fleet *f, struct fleet_host_rec *me, uint64_t now_real
 	if (!json)
 		return -ENOMEM;
 	r = etcd_put(&f->c, f->key_host, json, strlen(json), f->lease, NULL);
+	f->st.etcd_keys_written++;
 	free(json);
 	if (r == 0) {
 		r = copy_rec(&f->last, me);
@@ -192,6 +193,7 @@ static int campaign(struct fleet *f)
 	if (r < 0)
 		return r;
 	if (won) {
+		f->st.etcd_keys_written++;
 		f->leader_create_rev = rev;
 		snprintf(f->st.leader, sizeof(f->st.leader), "%s", f->cfg.host);
 	} else if (holder.key) {
@@ -255,6 +257,7 @@ static int lead(struct fleet *f, uint64_t now_real_us)
 	}
 	r = etcd_txn_put_if(&f->c, f->key_leader, ETCD_CMP_CREATE, f->leader_create_rev,
 			    f->key_alloc, json, strlen(json), 0, &won, NULL, NULL);
+	f->st.etcd_keys_written++;
 	if (r == 0 && !won) {
 		f->leader_create_rev = 0; /* deposed between campaign and now */
 		f->st.is_leader = false;
@@ -322,6 +325,7 @@ enum fleet_mode fleet_period(struct fleet *f, struct fleet_host_rec *me, uint64_
 		r = lead(f, now_real_us);
 	f->st.etcd_requests = f->c.requests;
 	f->st.etcd_bytes = f->c.bytes_sent;
+	f->st.etcd_bytes_received = f->c.bytes_received;
 	f->st.etcd_ok = r == 0;
 
 	if (r < 0) {

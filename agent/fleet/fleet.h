@@ -49,7 +49,8 @@ struct fleet_status {
 	size_t solved_hosts;	     /* leader: hosts in its last solve */
 	uint64_t solve_ns;	     /* leader: CPU of its last solve */
 	uint64_t periods[3];	     /* by mode */
-	uint64_t etcd_requests, etcd_bytes;
+	uint64_t etcd_requests, etcd_bytes, etcd_bytes_received;
+	uint64_t etcd_keys_written; /* puts and deletes sent, txns' ops counted */
 };
 
 struct fleet;

@@ -165,6 +165,7 @@ static struct json_object *fleet(const struct fsd_fleet_pub *f)
 	add(o, "periods_hold", json_object_new_uint64(f->periods[2]));
 	add(o, "etcd_requests", json_object_new_uint64(f->etcd_requests));
 	add(o, "etcd_bytes_sent", json_object_new_uint64(f->etcd_bytes));
+	add(o, "etcd_bytes_received", json_object_new_uint64(f->etcd_bytes_received));
 	return o;
 }
 

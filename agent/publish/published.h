@@ -60,7 +60,7 @@ struct fsd_fleet_pub {
 	size_t solved_hosts;	   /* leader: hosts in its last solve */
 	uint64_t solve_ns;
 	uint64_t periods[3]; /* local, fleet, hold */
-	uint64_t etcd_requests, etcd_bytes;
+	uint64_t etcd_requests, etcd_bytes, etcd_bytes_received;
 };
 
 struct fsd_published {
