@@ -252,6 +252,13 @@ static void set_shares(const struct fs_problem *p, const double *cap, struct fs_
 int fs_solve_psdsf_caps(const struct fs_problem *p, const double *cap, const struct fs_options *opt,
 			struct fs_solution *out, struct fs_error *err)
 {
+	return fs_solve_psdsf_caps_from(p, cap, opt, NULL, out, err);
+}
+
+int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
+			     const struct fs_options *opt, const double *x0,
+			     struct fs_solution *out, struct fs_error *err)
+{
 	struct caps_solver s = {.p = p, .cap = cap};
 	int max_sweeps = opt && opt->max_iter > 0 ? opt->max_iter : CAPS_DEFAULT_SWEEPS;
 	int r;
@@ -289,8 +296,17 @@ int fs_solve_psdsf_caps(const struct fs_problem *p, const double *cap, const str
 		goto out;
 	}
 	for (size_t n = 0; n < s.N; n++)
-		for (size_t k = 0; k < s.K; k++)
+		for (size_t k = 0; k < s.K; k++) {
+			double v = x0 ? x0[n * s.K + k] : 0;
+
 			s.gamma[n * s.K + k] = fs_gamma(p, n, k);
+			/* Where n cannot run, best_response() would zero it
+			 * without counting it off tot: start it at 0. */
+			if (!(v > 0) || !isfinite(v) || s.gamma[n * s.K + k] <= 0)
+				v = 0;
+			s.x[n * s.K + k] = v;
+			s.tot[n] += v;
+		}
 
 	r = -ERANGE;
 	for (out->iterations = 1; out->iterations <= max_sweeps; out->iterations++) {

@@ -365,3 +365,17 @@ int etcd_txn_put_if(struct etcd_client *c, const char *cmp_key, enum etcd_cmp_ta
 		*revision = t.revision;
 	return r;
 }
+
+int etcd_txn_ops(struct etcd_client *c, const char *cmp_key, enum etcd_cmp_target target,
+		 int64_t expect, const struct etcd_op *ops, size_t n, bool *succeeded,
+		 int64_t *revision)
+{
+	struct txn_out t = {0};
+	int r = call(c, "/v3/kv/txn", etcd_req_txn_ops(cmp_key, target, expect, ops, n),
+		     parse_txn_cb, &t);
+
+	*succeeded = r == 0 && t.succeeded;
+	if (revision)
+		*revision = t.revision;
+	return r;
+}

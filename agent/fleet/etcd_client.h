@@ -31,8 +31,8 @@ struct etcd_client {
 	char *cacert, *cert, *key, *user, *password;
 	char *token; /* auth token, after the first authenticate */
 	long timeout_ms;
-	void *curl;		       /* CURL *, reused (keeps the connection) */
-	char err[ETCD_ERR_MAX];	       /* the last failure, with the endpoint */
+	void *curl;				       /* CURL *, reused (keeps the connection) */
+	char err[ETCD_ERR_MAX];			       /* the last failure, with the endpoint */
 	uint64_t requests, bytes_sent, bytes_received; /* counters (status, scale harness) */
 };
 
@@ -63,5 +63,10 @@ int etcd_txn_put(struct etcd_client *c, const char *key, enum etcd_cmp_target ta
 int etcd_txn_put_if(struct etcd_client *c, const char *cmp_key, enum etcd_cmp_target target,
 		    int64_t expect, const char *key, const void *value, size_t len, int64_t lease,
 		    bool *succeeded, int64_t *revision, struct etcd_kv *holder);
+
+/* See etcd_req_txn_ops: *succeeded false when the compare failed. */
+int etcd_txn_ops(struct etcd_client *c, const char *cmp_key, enum etcd_cmp_target target,
+		 int64_t expect, const struct etcd_op *ops, size_t n, bool *succeeded,
+		 int64_t *revision);
 
 #endif /* FAIRSHARE_ETCD_CLIENT_H */

@@ -67,6 +67,21 @@ char *etcd_req_txn_put(const char *key, enum etcd_cmp_target target, int64_t exp
 char *etcd_req_txn_put_if(const char *cmp_key, enum etcd_cmp_target target, int64_t expect,
 			  const char *key, const void *value, size_t value_len, int64_t lease);
 
+/* One operation of a multi-key txn: a put (with lease, 0: none) or, when
+ * del, a delete of the one key. */
+struct etcd_op {
+	const char *key;
+	const void *value;
+	size_t len;
+	int64_t lease;
+	bool del;
+};
+
+/* ops[0..n) in one txn, only while cmp_key is as expected (else nothing).
+ * etcd caps a txn's ops (--max-txn-ops, default 128): callers split. */
+char *etcd_req_txn_ops(const char *cmp_key, enum etcd_cmp_target target, int64_t expect,
+		       const struct etcd_op *ops, size_t n);
+
 /* --- responses ----------------------------------------------------------------
  * Each returns 0, -EPROTO for a body that is not what the gateway sends (the
  * message in err, up to errlen), or the gateway's own error: -EIO with its
