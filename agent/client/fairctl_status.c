@@ -13,12 +13,16 @@
 #include "control_json.h"
 #include "fairctl.h"
 #include "fairctl_client.h"
+#ifdef FAIRCTL_HAVE_FLEET
+#include "fairctl_fleet.h"
+#endif
 
 static void usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "Usage: fairctl status [--json] [--socket PATH]\n\n"
+	    "Usage: fairctl status [--json] [--socket PATH]\n"
+	    "       fairctl status --fleet [--config FILE] [--json]   (fairctl fleet --help)\n\n"
 	    "Show the running fairshared's allocation: policy, period, bottleneck resources,\n"
 	    "and per tenant its weight and entitlement, demand, allocation, measured use,\n"
 	    "bottleneck resources, share, minimal gap, mode and the cgroup limits; in\n"
@@ -142,6 +146,10 @@ int fairctl_status_main(int argc, char **argv)
 	char err[512];
 	int r;
 
+#ifdef FAIRCTL_HAVE_FLEET
+	if (fairctl_fleet_asked(argc, argv))
+		return fairctl_fleet_status_main(argc, argv);
+#endif
 	r = fctl_view_options(argc, argv, usage, &json, &sock);
 	if (r >= 0)
 		return r;

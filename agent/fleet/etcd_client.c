@@ -289,6 +289,14 @@ int etcd_range(struct etcd_client *c, const char *key, bool prefix, int64_t revi
 	return call(c, "/v3/kv/range", etcd_req_range(key, prefix, revision), parse_range_cb, out);
 }
 
+int etcd_range_local(struct etcd_client *c, const char *key, bool prefix, int64_t revision,
+		     struct etcd_kvs *out)
+{
+	memset(out, 0, sizeof(*out));
+	return call(c, "/v3/kv/range", etcd_req_range_local(key, prefix, revision), parse_range_cb,
+		    out);
+}
+
 int etcd_delete(struct etcd_client *c, const char *key, bool prefix, int64_t *revision)
 {
 	return call(c, "/v3/kv/deleterange", etcd_req_delete(key, prefix), parse_header_cb,

@@ -50,6 +50,9 @@ int etcd_put(struct etcd_client *c, const char *key, const void *value, size_t l
 /* Every key under prefix (prefix true) or the one key, at revision (0: now). */
 int etcd_range(struct etcd_client *c, const char *key, bool prefix, int64_t revision,
 	       struct etcd_kvs *out);
+/* Serializable (etcd_req_range_local): answered by the member alone. */
+int etcd_range_local(struct etcd_client *c, const char *key, bool prefix, int64_t revision,
+		     struct etcd_kvs *out);
 int etcd_delete(struct etcd_client *c, const char *key, bool prefix, int64_t *revision);
 int etcd_lease_grant(struct etcd_client *c, int64_t ttl, int64_t *id);
 /* *ttl 0: the lease expired (or never was); re-grant. */

@@ -204,6 +204,18 @@ char *etcd_req_range(const char *key, bool prefix, int64_t revision)
 	return finish(o, ok);
 }
 
+char *etcd_req_range_local(const char *key, bool prefix, int64_t revision)
+{
+	bool ok;
+	struct json_object *o = key_object(key, prefix, &ok);
+
+	if (ok && revision > 0)
+		add_i64(o, "revision", revision);
+	if (ok)
+		json_object_object_add(o, "serializable", json_object_new_boolean(true));
+	return finish(o, ok);
+}
+
 char *etcd_req_delete(const char *key, bool prefix)
 {
 	bool ok;

@@ -46,6 +46,9 @@ void etcd_kvs_free(struct etcd_kvs *kvs);
 char *etcd_req_put(const char *key, const void *value, size_t value_len, int64_t lease);
 /* prefix: every key starting with key; revision 0: the latest. */
 char *etcd_req_range(const char *key, bool prefix, int64_t revision);
+/* The same, serializable: the member answers from its own store without
+ * asking the raft leader (no quorum round; may lag a little). */
+char *etcd_req_range_local(const char *key, bool prefix, int64_t revision);
 char *etcd_req_delete(const char *key, bool prefix);
 char *etcd_req_lease_grant(int64_t ttl);
 char *etcd_req_lease_id(int64_t id); /* keepalive, revoke */

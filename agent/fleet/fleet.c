@@ -163,11 +163,13 @@ static int lease_step(struct fleet *f)
 	return etcd_lease_grant(&f->c, (int64_t)f->cfg.lease_ttl_s, &f->lease);
 }
 
-/* The allocation as it is now; *have false when there is none. */
+/* Our part of the allocation; *have false when there is none. Serializable:
+ * a member answers alone, so a raft election or a slow quorum does not stall
+ * it; a lagging member's older answer fails fleet_check (version, age). */
 static int read_alloc(struct fleet *f, struct fleet_alloc *a, bool *have, char *why, size_t len)
 {
 	struct etcd_kvs kvs;
-	int r = etcd_range(&f->c, f->key_alloc, false, 0, &kvs);
+	int r = etcd_range_local(&f->c, f->key_alloc, false, 0, &kvs);
 
 	*have = false;
 	if (r < 0)
@@ -445,7 +447,13 @@ enum fleet_mode fleet_period(struct fleet *f, struct fleet_host_rec *me, uint64_
 	f->st.etcd_ok = r == 0;
 
 	if (r < 0) {
-		f->st.mode = FLEET_MODE_LOCAL;
+		/* An etcd blip (a raft election) shorter than max_age keeps the
+		 * last allocation in force rather than flipping the kernel to
+		 * the local policy and back: hold while it is younger. */
+		bool recent =
+		    f->last_apply_us && now_mono_us - f->last_apply_us < f->cfg.max_age_us;
+
+		f->st.mode = recent ? FLEET_MODE_HOLD : FLEET_MODE_LOCAL;
 		f->st.is_leader = false;
 		f->leader_create_rev = 0;
 		snprintf(f->st.reason, sizeof(f->st.reason), "etcd unreachable: %s", f->c.err);
@@ -469,7 +477,7 @@ enum fleet_mode fleet_period(struct fleet *f, struct fleet_host_rec *me, uint64_
 		const char *what =
 		    !have ? (why[0] ? why : "no allocation published yet") : fleet_verdict_text(v);
 		bool recent =
-		    f->last_apply_us && now_mono_us - f->last_apply_us <= f->cfg.max_age_us;
+		    f->last_apply_us && now_mono_us - f->last_apply_us < f->cfg.max_age_us;
 
 		f->st.mode = recent ? FLEET_MODE_HOLD : FLEET_MODE_LOCAL;
 		snprintf(f->st.reason, sizeof(f->st.reason), "%s", what);
