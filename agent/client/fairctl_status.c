@@ -84,6 +84,13 @@ static void print_tenant(FILE *f, const struct fcj_status *s, const struct fcj_t
 {
 	fprintf(f, "\n%s (%s): weight %g, entitlement %.1f%%, mode %s%s\n", t->name, t->cgroup,
 		t->weight, 100 * t->entitlement, t->mode, t->present ? "" : " (cgroup missing)");
+	if (isfinite(t->fleet_weight))
+		fprintf(f, "    fleet      weight %g (%s), the leader's for every host\n",
+			t->fleet_weight,
+			!strcmp(t->fleet_weight_from, "host")
+			    ? "no fleet weight: a host's configured"
+			: !strcmp(t->fleet_weight_from, "template") ? "its template's, from etcd"
+								    : "from etcd");
 	if (t->template_name[0])
 		fprintf(f, "    template   %s%s%s\n", t->template_name,
 			t->login[0] ? ", user " : "", t->login);

@@ -432,6 +432,10 @@ def main():
                        "the fleet weights on every host")
         print("fleet weights %s on every host after %.2f s" % (
             {n: w for n, (w, _) in WEIGHTS.items()}, time.time() - t0))
+        out = fairctl("status", "--socket", hosts[0].sock).stdout
+        if "    fleet      weight 3 (from etcd)" not in out or \
+                "    fleet      weight 1 (no fleet weight" in out.split("\nb (")[1]:
+            fail("fairctl status on h1 does not show the fleet weights:\n" + out)
         time.sleep(3 * INTERVAL)
         sts = statuses(hosts)
         check_certified(hosts, sts, HOSTS)
