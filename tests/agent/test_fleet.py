@@ -391,8 +391,11 @@ def main():
         for i in range(3):
             etcd.start(i)
         for i in range(3):
-            if not etcd.wait_ready(i):
-                fail("etcd member %d did not start (is etcd-server installed?)" % i)
+            # 40 s: a 2-core machine busy with builds starts etcd slowly
+            if not etcd.wait_ready(i, 40):
+                log = os.path.join(root, "etcd-m%d.log" % i)
+                fail("etcd member %d did not start (is etcd-server installed?); its log:\n%s"
+                     % (i, "".join(open(log).readlines()[-8:]) if os.path.exists(log) else ""))
                 return
         prefix = "/fs-test-%d/" % os.getpid()
         hosts = [Host(root, n, t, etcd.endpoints(), prefix) for n, t in HOSTS.items()]
