@@ -45,7 +45,7 @@ static const struct fairctl_cmd commands[] = {
 #endif
 #ifdef FAIRCTL_HAVE_FLEET
     /* these talk to etcd (fleet mode, docs/fleet.md) */
-    {"fleet", fairctl_fleet_main,
+    {"fleet", fairctl_fleet_cmd_main,
      "[--config FILE] set-weight NAME W | unset-weight NAME | push FILE.ini | weights",
      "the fleet-wide weights in etcd; status --fleet and top --fleet show the fleet"},
 #endif

@@ -6,6 +6,10 @@
  * endpoints, prefix, TLS and auth), not to a daemon: the fleet's state is in
  * etcd, and every host must show the same thing.
  *
+ * Built as its own program, fairctl-fleet, which fairctl runs for these
+ * commands (fairctl_fleet_exec.c): libcurl and its TLS stack would make every
+ * fairctl start several times slower (`fairctl solve` in scripts, tests).
+ *
  * The view reads everything under the prefix in one range (one revision):
  * the hosts' records (capacity, demands, publish time), each host's part of
  * the allocation, the leader key and the fleet weights. Per tenant it shows
@@ -771,10 +775,23 @@ int fairctl_fleet_top_main(int argc, char **argv)
 	return fleet_view(argc, argv, true);
 }
 
-bool fairctl_fleet_asked(int argc, char **argv)
+/* argv: fairctl-fleet fleet|status|top ARGS... (as fairctl passes them). */
+int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--fleet"))
-			return true;
-	return false;
+	if (argc < 2) {
+		usage(stderr);
+		return FAIRCTL_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return FAIRCTL_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "status"))
+		return fairctl_fleet_status_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "top"))
+		return fairctl_fleet_top_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "fleet"))
+		return fairctl_fleet_main(argc - 1, argv + 1);
+	usage(stderr);
+	return FAIRCTL_EXIT_USAGE;
 }

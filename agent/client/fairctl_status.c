@@ -155,7 +155,7 @@ int fairctl_status_main(int argc, char **argv)
 
 #ifdef FAIRCTL_HAVE_FLEET
 	if (fairctl_fleet_asked(argc, argv))
-		return fairctl_fleet_status_main(argc, argv);
+		return fairctl_fleet_exec("status", argc, argv);
 #endif
 	r = fctl_view_options(argc, argv, usage, &json, &sock);
 	if (r >= 0)

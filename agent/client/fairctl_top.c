@@ -513,7 +513,7 @@ int fairctl_top_main(int argc, char **argv)
 
 #ifdef FAIRCTL_HAVE_FLEET
 	if (fairctl_fleet_asked(argc, argv))
-		return fairctl_fleet_top_main(argc, argv);
+		return fairctl_fleet_exec("top", argc, argv);
 #endif
 	char *end;
 	int c, ret;
