@@ -573,6 +573,11 @@ static void publish(struct fsd_daemon *d, uint64_t now_us)
 	for (size_t i = 0; i < d->n; i++) {
 		p->t[i].present = d->ta.pin[i].present;
 		p->t[i].weight = d->ta.pin[i].weight;
+		p->t[i].fleet_weight = 0;
+		p->t[i].fleet_weight_from = NULL;
+		if (d->fleet)
+			fsd_fleet_weight(d->fleet, p->t[i].name, &p->t[i].fleet_weight,
+					 &p->t[i].fleet_weight_from);
 		memcpy(p->t[i].usage, d->ta.pin[i].usage, sizeof(p->t[i].usage));
 		p->t[i].est = d->ta.est[i];
 		p->t[i].plan = d->plan.t[i];
@@ -731,8 +736,8 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 	host.mem_available = d->host_mem.available;
 	host.mem_psi_full = d->host_mem.psi_full_avg10;
 	if (d->fleet) {
-		enum fsd_fleet_outcome fo =
-		    fsd_fleet_step(d->fleet, &d->pcfg_now.res, d->n, d->ta.pin, now_us, d->given_x);
+		enum fsd_fleet_outcome fo = fsd_fleet_step(
+		    d->fleet, &d->pcfg_now.res, d->n, d->ta.pin, d->ta.pub, now_us, d->given_x);
 
 		fsd_fleet_publish(d->fleet, &d->pub.fleet);
 		if (fo == FSD_FLEET_HOLD && d->have_plan) {

@@ -33,6 +33,8 @@ struct fsd_tenant_pub {
 					    written again) since the daemon started */
 	char template_name[FS_NAME_MAX]; /* made by [template.T]: T; else "" */
 	char login[FSD_LOGIN_MAX];	 /* a user slice's login name, else "" */
+	double fleet_weight;		 /* fleet mode: the weight the leader used; 0 none */
+	const char *fleet_weight_from;	 /* "fleet", "template", "host" (static) */
 };
 
 /* One file the daemon controls in a tenant, read when asked (explain). */
@@ -59,8 +61,12 @@ struct fsd_fleet_pub {
 	uint64_t now_real_us;	   /* CLOCK_REALTIME of this period: the age is the difference */
 	size_t solved_hosts;	   /* leader: hosts in its last solve */
 	uint64_t solve_ns;
-	uint64_t periods[3]; /* local, fleet, hold */
-	uint64_t etcd_requests, etcd_bytes;
+	int solve_iterations;	/* leader: sweeps of its last solve */
+	bool solve_warm;	/* leader: it started from the previous answer */
+	size_t fleet_weights;	/* leader: entries in PREFIX/weights */
+	char weights_note[640]; /* leader: why PREFIX/weights was ignored, or "" */
+	uint64_t periods[3];	/* local, fleet, hold */
+	uint64_t etcd_requests, etcd_bytes, etcd_bytes_received;
 };
 
 struct fsd_published {
