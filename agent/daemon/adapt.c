@@ -17,6 +17,7 @@ void fsd_plan_config(const struct fs_conf *c, const bool *io_weight_works, struc
 	pc->rule = c->agent.policy == FS_CONF_POLICY_NJC ? FS_RULE_NJC : FS_RULE_PSDSF;
 	pc->enforce = c->agent.enforce;
 	pc->res = c->res;
+	pc->interval_usec = c->agent.interval_us;
 	for (size_t k = 0; io_weight_works && k < c->n_disks && k < FS_MAX_DISKS; k++)
 		pc->io_weight_works[k] = io_weight_works[k];
 }

@@ -83,6 +83,8 @@ static void test_settings_are_per_period(void **state)
 		assert_float_equal(ec.decay, edef.decay, 0);
 		assert_float_equal(pc.mem_step_down, def.mem_step_down, 0);
 		assert_float_equal(pc.busy, def.busy, 0);
+		/* the longest cpu.max period follows it (plan.h) */
+		assert_int_equal(pc.interval_usec, intervals[i]);
 		free(c);
 	}
 }
