@@ -487,8 +487,10 @@ void fsd_daemon_free(struct fsd_daemon *d)
 static void estimate_all(struct fsd_daemon *d)
 {
 	struct est_sample es;
+	double cpu_total;
 
 	estimate_disks(d);
+	cpu_total = fsd_cpu_total(&d->pcfg_now.res, d->n, d->ta.samples);
 	for (size_t i = 0; i < d->n; i++) {
 		const struct fs_tenant_sample *s = &d->ta.samples[i];
 		const struct fs_conf_tenant *ct = &d->conf->tenants[i];
@@ -507,6 +509,7 @@ static void estimate_all(struct fsd_daemon *d)
 				       limits_in_force(d), &es);
 			for (size_t r = 0; r < d->pcfg_now.res.n; r++)
 				es.stalled[r] = ct_stalled(&d->ccfg, &d->ct, r);
+			es.cpu_total = cpu_total;
 			est_update(&d->pcfg_now.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
 				   &d->ta.est[i], &es, &d->ta.est[i]);
 			memcpy(p->usage, es.usage, sizeof(p->usage));
