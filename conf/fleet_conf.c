@@ -163,6 +163,7 @@ int fs_fleet_resolve(const struct fs_fleet_raw *raw, const char *path, uint64_t 
 				      "count in seconds)");
 	out->lease_ttl_s = ttl_us / 1000000;
 	out->max_age_us = 2 * interval_us;
+	out->interval_us = interval_us;
 	r = duration(raw, path, FLEET_KEY_MAX_AGE, &out->max_age_us, err);
 	if (r < 0)
 		return r;

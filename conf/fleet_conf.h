@@ -36,6 +36,7 @@ struct fs_conf_fleet {
 	uint64_t lease_ttl_s;
 	uint64_t max_age_us;
 	uint64_t timeout_us;
+	uint64_t interval_us; /* the agent's period (the hold's margin: fleet.c) */
 	char cacert[PATH_MAX], cert[PATH_MAX], key[PATH_MAX];
 	char user[64];
 	char password[128]; /* read from password_file at load time */

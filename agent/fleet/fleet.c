@@ -402,6 +402,21 @@ static bool same_tenants(const struct fleet_host_rec *a, const struct fleet_host
 	return true;
 }
 
+/*
+ * The last allocation applied is young enough to hold on to: fewer periods
+ * ago than max_age spans. Counted in periods, not by the clock: periods are
+ * stamped with the time they run, so a clock age jitters by what a period
+ * ran late, and the hold ended one period early or late (the suite's "local
+ * within max_age" and "no local period in a raft election" both saw it).
+ * Whether an allocation is too old to apply at all is fleet_check's
+ * wall-clock test of its own stamp.
+ */
+static bool applied_recently(const struct fleet *f)
+{
+	return f->last_apply_us &&
+	       (f->n_periods + 1 - f->last_apply_period) * f->cfg.interval_us < f->cfg.max_age_us;
+}
+
 enum fleet_mode fleet_period(struct fleet *f, struct fleet_host_rec *me, uint64_t now_mono_us,
 			     uint64_t now_real_us, double *grant)
 {
@@ -450,8 +465,7 @@ enum fleet_mode fleet_period(struct fleet *f, struct fleet_host_rec *me, uint64_
 		/* An etcd blip (a raft election) shorter than max_age keeps the
 		 * last allocation in force rather than flipping the kernel to
 		 * the local policy and back: hold while it is younger. */
-		bool recent =
-		    f->last_apply_us && now_mono_us - f->last_apply_us < f->cfg.max_age_us;
+		bool recent = applied_recently(f);
 
 		f->st.mode = recent ? FLEET_MODE_HOLD : FLEET_MODE_LOCAL;
 		f->st.is_leader = false;
@@ -476,8 +490,7 @@ enum fleet_mode fleet_period(struct fleet *f, struct fleet_host_rec *me, uint64_
 	} else {
 		const char *what =
 		    !have ? (why[0] ? why : "no allocation published yet") : fleet_verdict_text(v);
-		bool recent =
-		    f->last_apply_us && now_mono_us - f->last_apply_us < f->cfg.max_age_us;
+		bool recent = applied_recently(f);
 
 		f->st.mode = recent ? FLEET_MODE_HOLD : FLEET_MODE_LOCAL;
 		snprintf(f->st.reason, sizeof(f->st.reason), "%s", what);
