@@ -61,9 +61,13 @@ ucg() { echo "user.slice/user-$1.slice"; }
 
 # --- fairshared as the package installs it -----------------------------------
 # The unit as packaging/meson.build generates it, with the build dir's
-# binary; a drop-in only adds the debug log, into a file the fsd_* helpers
-# read (the format of stderr outside the journal).
-sed -e "s|@SBINDIR@|${FSD%/*}|g" -e "s|@CONFIG@|$CONF|g" \
+# binary installed as the package would (into /usr/local/sbin of the
+# guest's overlay): the unit's ProtectHome=yes hides a build dir under /root
+# or /home (a CI clone in /root failed with "Permission denied" at exec).
+# A drop-in only adds the debug log, into a file the fsd_* helpers read (the
+# format of stderr outside the journal).
+install -m 0755 "$FSD" /usr/local/sbin/fairshared
+sed -e "s|@SBINDIR@|/usr/local/sbin|g" -e "s|@CONFIG@|$CONF|g" \
 	"$FS_SRC/packaging/systemd/fairshared.service.in" >/etc/systemd/system/fairshared.service
 mkdir -p /etc/systemd/system/fairshared.service.d /etc/fairshare /etc/sysusers.d /etc/tmpfiles.d
 cat >/etc/systemd/system/fairshared.service.d/50-fsvm.conf <<EOF
