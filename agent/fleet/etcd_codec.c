@@ -253,6 +253,22 @@ char *etcd_req_auth(const char *user, const char *password)
 	return finish(o, o != NULL);
 }
 
+/* A txn's one comparison (cmp_key's create or mod revision equals expect)
+ * into o's "compare"; cmp and cmps are owned by o from here. */
+static bool add_compare(struct json_object *o, struct json_object *cmps, struct json_object *cmp,
+			const char *cmp_key, enum etcd_cmp_target target, int64_t expect)
+{
+	bool ok = add_b64(cmp, "key", cmp_key, strlen(cmp_key)) == 0;
+
+	json_object_object_add(
+	    cmp, "target", json_object_new_string(target == ETCD_CMP_CREATE ? "CREATE" : "MOD"));
+	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
+	add_i64(cmp, target == ETCD_CMP_CREATE ? "create_revision" : "mod_revision", expect);
+	json_object_array_add(cmps, cmp);
+	json_object_object_add(o, "compare", cmps);
+	return ok;
+}
+
 char *etcd_req_txn_put(const char *key, enum etcd_cmp_target target, int64_t expect,
 		       const void *value, size_t value_len, int64_t lease)
 {
@@ -279,13 +295,7 @@ char *etcd_req_txn_put_if(const char *cmp_key, enum etcd_cmp_target target, int6
 		json_object_put(op_get);
 		return finish(o, false);
 	}
-	ok = add_b64(cmp, "key", cmp_key, strlen(cmp_key)) == 0;
-	json_object_object_add(
-	    cmp, "target", json_object_new_string(target == ETCD_CMP_CREATE ? "CREATE" : "MOD"));
-	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
-	add_i64(cmp, target == ETCD_CMP_CREATE ? "create_revision" : "mod_revision", expect);
-	json_object_array_add(cmps, cmp);
-	json_object_object_add(o, "compare", cmps);
+	ok = add_compare(o, cmps, cmp, cmp_key, target, expect);
 
 	put = put_object(key, value, value_len, lease, &ok2);
 	json_object_object_add(op_put, "request_put", put);
@@ -312,13 +322,7 @@ char *etcd_req_txn_ops(const char *cmp_key, enum etcd_cmp_target target, int64_t
 		json_object_put(succ);
 		return finish(o, false);
 	}
-	ok = add_b64(cmp, "key", cmp_key, strlen(cmp_key)) == 0;
-	json_object_object_add(
-	    cmp, "target", json_object_new_string(target == ETCD_CMP_CREATE ? "CREATE" : "MOD"));
-	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
-	add_i64(cmp, target == ETCD_CMP_CREATE ? "create_revision" : "mod_revision", expect);
-	json_object_array_add(cmps, cmp);
-	json_object_object_add(o, "compare", cmps);
+	ok = add_compare(o, cmps, cmp, cmp_key, target, expect);
 	for (size_t i = 0; i < n && ok; i++) {
 		struct json_object *op = json_object_new_object(), *req;
 		bool ok2 = false;
