@@ -163,15 +163,21 @@ static int check_file_name(const char *file)
 	return 0;
 }
 
-int fs_cgfs_open_file_at(int dirfd, const char *file)
+/* file (one name, no path) in dirfd, never through a symlink. */
+static int open_name(int dirfd, const char *file, int flags)
 {
 	int fd, r;
 
 	r = check_file_name(file);
 	if (r < 0)
 		return r;
-	fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dirfd, file, flags | O_NOFOLLOW | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+int fs_cgfs_open_file_at(int dirfd, const char *file)
+{
+	return open_name(dirfd, file, O_RDONLY);
 }
 
 /*
@@ -275,13 +281,7 @@ int fs_cgfs_write_at(int dirfd, const char *file, const char *value)
 
 int fs_cgfs_open_file_w(int dirfd, const char *file)
 {
-	int fd, r;
-
-	r = check_file_name(file);
-	if (r < 0)
-		return r;
-	fd = openat(dirfd, file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	return open_name(dirfd, file, O_WRONLY);
 }
 
 int fs_cgfs_pwrite(int fd, const char *value, bool truncate)
