@@ -85,14 +85,18 @@ void fsd_io_load(const struct fs_resources *res, const struct ct_config *ccfg,
 		pt = limits_written ? plan_find(prev, i, tenants[i].name) : NULL;
 		for (size_t r = 0; r < res->n; r++) {
 			double u;
+			bool limited, user;
 
 			if (!fs_res_is_io(res->kind[r]))
 				continue;
 			u = fsd_usage(res, &samples[i], r);
+			limited = pt && pt->write && pt->io[r] != FS_VALUE_MAX;
+			user = u >= ccfg->user_share * res->capacity[r] && u > 0;
 			in->total[r] += u;
-			in->users[r] += u >= ccfg->user_share * res->capacity[r] && u > 0;
-			if (pt && pt->write && pt->io[r] != FS_VALUE_MAX &&
-			    est_at_io_limit(ecfg, u, (double)pt->io[r]))
+			in->users[r] += user;
+			if (user)
+				in->allowed[r] += limited ? (double)pt->io[r] : INFINITY;
+			if (limited && est_at_io_limit(ecfg, u, (double)pt->io[r]))
 				in->binding[r] = true;
 		}
 	}

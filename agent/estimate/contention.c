@@ -71,7 +71,9 @@ void ct_update(const struct fs_resources *res, const struct ct_config *cfg,
 			cap = declared;
 		else if (total > cap)
 			cap += cfg->follow * (total - cap);
-		else if (in->binding[r] && total >= cfg->used_share * cap)
+		else if (in->binding[r] &&
+			 total >= cfg->used_share * fmin(cap, in->allowed[r] > 0 ? in->allowed[r]
+										   : INFINITY))
 			cap *= cfg->grow;
 		else if (backlog && !in->binding[r])
 			cap += cfg->follow * (total - cap);

@@ -39,9 +39,17 @@
  *    delivered 35, and the limits stayed that low). Then:
  *      - a total above it raises it by `follow` of the difference (an
  *        average: per-period totals are bursty under blk-throttle);
- *      - a limit binds and the users used at least used_share of it: all
+ *      - a limit binds and the users used at least used_share of it, or of
+ *        what our limits allowed them together where that is less: all
  *        that was allowed was used, so it grows by `grow` (work
- *        conservation: the limits rise until the device delivers no more);
+ *        conservation: the limits rise until the device delivers no more).
+ *        The second case is a disk that is not the bottleneck: the plan
+ *        shares out less than the capacity because another resource binds
+ *        its users (e2e-mix: CPU held the disk users to 17.5 of a capacity
+ *        estimate of 27.2 MB/s, taken down from 33.5 by a start-up period
+ *        that measured 18.8). The estimate could then never come back up,
+ *        and it is the denominator of each user's share of the disk: the
+ *        disk-bound tenant got 0.26 of the disk for a target of 0.32;
  *      - a deep queue and no limit of ours binding: the device delivers less
  *        now (smaller IO, a busier host), so it follows the total down;
  *      - otherwise it holds. In particular it does not follow the total
@@ -94,9 +102,11 @@ struct ct_input {
 	double total[FS_MAX_RES];   /* per resource: the tenants' use together */
 	unsigned users[FS_MAX_RES]; /* tenants at or above user_share */
 	bool binding[FS_MAX_RES];   /* a tenant's use is at its io.max of ours */
+	double allowed[FS_MAX_RES]; /* the users' io.max of ours summed; INFINITY
+				       if one has none (0 = no users counted) */
 };
 
-/* Zero totals and users, unknown queues, nothing binding. */
+/* Zero totals, users and allowed, unknown queues, nothing binding. */
 void ct_input_init(struct ct_input *in);
 
 struct ct_state {

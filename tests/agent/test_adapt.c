@@ -125,8 +125,8 @@ static void test_usage_by_kind(void **state)
 	free(c);
 }
 
-/* The contention input: per io resource the use together, the users and
- * whether a limit of ours binds; tenants absent or on a new baseline do not
+/* The contention input: per io resource the use together, the users, what
+ * our limits allow the users together and whether a limit of ours binds; tenants absent or on a new baseline do not
  * count, and neither does a limit that is not in force. */
 static void test_io_load(void **state)
 {
@@ -159,7 +159,9 @@ static void test_io_load(void **state)
 	assert_float_equal(in.total[2], 120 * MiB, 1);
 	assert_int_equal(in.users[2], 2);
 	assert_true(in.binding[2]);
+	assert_true(isinf(in.allowed[2])); /* t1 uses it without a limit */
 	assert_float_equal(in.total[3], 0, 0); /* unknown counts as 0 */
+	assert_float_equal(in.allowed[3], 0, 0); /* no users */
 	assert_int_equal(in.users[3], 0);
 	assert_float_equal(in.total[4], 9.05 * MiB, 1);
 	assert_int_equal(in.users[4], 1);
@@ -172,6 +174,12 @@ static void test_io_load(void **state)
 	ct_input_init(&in);
 	fsd_io_load(&c->res, &cc, &ec, 3, tenants, s, &prev, false, &in);
 	assert_false(in.binding[2]);
+	assert_true(isinf(in.allowed[2]));
+	/* both users limited: what the limits allowed them together */
+	pt[1].io[2] = 70 * MiB;
+	ct_input_init(&in);
+	fsd_io_load(&c->res, &cc, &ec, 3, tenants, s, &prev, true, &in);
+	assert_float_equal(in.allowed[2], 132 * MiB, 1);
 	/* absent tenants */
 	s[0].present = s[1].present = false;
 	ct_input_init(&in);

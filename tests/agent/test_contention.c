@@ -226,6 +226,46 @@ static void test_capacity_under_binding_limits(void **state)
 	assert_float_equal(s.capacity[1], cfg.floor_share * 100 * MB, 1);
 }
 
+/* A disk that is not the bottleneck (e2e-mix): our limits allow its users
+ * less than the capacity estimate because another resource binds them, and
+ * they use all of it. The estimate grows back towards the declared capacity
+ * (it was taken down by one low period); users that do not use what they
+ * are allowed (a latency-bound reader) do not grow it. */
+static void test_capacity_grows_when_limits_allow_less(void **state)
+{
+	struct fs_resources res;
+	struct ct_config cfg;
+	struct ct_state s;
+	struct ct_input in;
+	double c;
+
+	(void)state;
+	fresh(&res, &cfg, &s);
+	step(&res, &cfg, &s, 12, 18.8 * MB, 2, false); /* entry: declared */
+	step(&res, &cfg, &s, 12, 18.8 * MB, 2, false); /* followed down */
+	c = s.capacity[1];
+	assert_true(c < 90 * MB);
+	ct_input_init(&in);
+	in.queue[0] = 3;
+	in.total[1] = 0.97 * 0.6 * c;
+	in.users[1] = 2;
+	in.binding[1] = true;
+	in.allowed[1] = 0.6 * c;
+	ct_update(&res, &cfg, &in, &s, &s);
+	assert_float_equal(s.capacity[1], c * cfg.grow, 1);
+	in.total[1] = 0.5 * 0.6 * c; /* a user lags its limit: held */
+	ct_update(&res, &cfg, &in, &s, &s);
+	assert_float_equal(s.capacity[1], c * cfg.grow, 1);
+	in.total[1] = 0.97 * 0.6 * c;
+	for (int i = 0; i < 100; i++)
+		ct_update(&res, &cfg, &in, &s, &s);
+	assert_float_equal(s.capacity[1], 100 * MB, 0); /* never above declared */
+	in.allowed[1] = INFINITY; /* a user without a limit: as before */
+	s.capacity[1] = c;
+	ct_update(&res, &cfg, &in, &s, &s);
+	assert_float_equal(s.capacity[1], c, 0);
+}
+
 /* Property sweep: whatever the inputs, the capacity stays within [floor,
  * declared] and an uncontended resource has its declared capacity. */
 static void test_capacity_bounds_sweep(void **state)
@@ -295,6 +335,7 @@ int main(void)
 	    cmocka_unit_test(test_stall_is_calm),
 	    cmocka_unit_test(test_stalled),
 	    cmocka_unit_test(test_capacity_under_binding_limits),
+	    cmocka_unit_test(test_capacity_grows_when_limits_allow_less),
 	    cmocka_unit_test(test_capacity_bounds_sweep),
 	    cmocka_unit_test(test_parse_diskstat),
 	};
