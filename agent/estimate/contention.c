@@ -49,6 +49,8 @@ void ct_update(const struct fs_resources *res, const struct ct_config *cfg,
 		double cap = prev->capacity[r] > 0 ? prev->capacity[r] : declared;
 		int k = res->disk[r];
 		bool backlog, pair, was = prev->contended[r];
+		/* 0: no users counted, nothing to compare with */
+		double allowed = in->allowed[r] > 0 ? in->allowed[r] : INFINITY;
 
 		out.capacity[r] = declared;
 		if (!fs_res_is_io(res->kind[r]) || (in->users[r] < 2 && !was))
@@ -71,9 +73,7 @@ void ct_update(const struct fs_resources *res, const struct ct_config *cfg,
 			cap = declared;
 		else if (total > cap)
 			cap += cfg->follow * (total - cap);
-		else if (in->binding[r] &&
-			 total >= cfg->used_share * fmin(cap, in->allowed[r] > 0 ? in->allowed[r]
-										   : INFINITY))
+		else if (in->binding[r] && total >= cfg->used_share * fmin(cap, allowed))
 			cap *= cfg->grow;
 		else if (backlog && !in->binding[r])
 			cap += cfg->follow * (total - cap);

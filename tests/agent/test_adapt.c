@@ -126,8 +126,8 @@ static void test_usage_by_kind(void **state)
 }
 
 /* The contention input: per io resource the use together, the users, what
- * our limits allow the users together and whether a limit of ours binds; tenants absent or on a new baseline do not
- * count, and neither does a limit that is not in force. */
+ * our limits allow the users together and whether a limit of ours binds; tenants absent or on a new
+ * baseline do not count, and neither does a limit that is not in force. */
 static void test_io_load(void **state)
 {
 	struct fs_conf *c = conf(1000000);
@@ -159,8 +159,8 @@ static void test_io_load(void **state)
 	assert_float_equal(in.total[2], 120 * MiB, 1);
 	assert_int_equal(in.users[2], 2);
 	assert_true(in.binding[2]);
-	assert_true(isinf(in.allowed[2])); /* t1 uses it without a limit */
-	assert_float_equal(in.total[3], 0, 0); /* unknown counts as 0 */
+	assert_true(isinf(in.allowed[2]));	 /* t1 uses it without a limit */
+	assert_float_equal(in.total[3], 0, 0);	 /* unknown counts as 0 */
 	assert_float_equal(in.allowed[3], 0, 0); /* no users */
 	assert_int_equal(in.users[3], 0);
 	assert_float_equal(in.total[4], 9.05 * MiB, 1);

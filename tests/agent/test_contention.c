@@ -260,7 +260,7 @@ static void test_capacity_grows_when_limits_allow_less(void **state)
 	for (int i = 0; i < 100; i++)
 		ct_update(&res, &cfg, &in, &s, &s);
 	assert_float_equal(s.capacity[1], 100 * MB, 0); /* never above declared */
-	in.allowed[1] = INFINITY; /* a user without a limit: as before */
+	in.allowed[1] = INFINITY;			/* a user without a limit: as before */
 	s.capacity[1] = c;
 	ct_update(&res, &cfg, &in, &s, &s);
 	assert_float_equal(s.capacity[1], c, 0);
