@@ -185,7 +185,8 @@ static void set_limits(const struct plan_config *cfg, const struct plan_tenant_i
 		if (!lifted && pl->saturated[r])
 			lim = t->alloc[r] + leftover[r] * in->weight / weight_sum;
 		else if (!lifted && pl->busy[r] && !granted &&
-			 in->usage[r] >= FS_RES_USER_SHARE * cfg->res.capacity[r])
+			 fmax(in->usage[r], in->demand[r]) >=
+			     FS_RES_USER_SHARE * cfg->res.capacity[r])
 			lim = t->alloc[r];
 		if (in->max[r] >= 0 && !(in->max[r] >= lim))
 			lim = in->max[r];

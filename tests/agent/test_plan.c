@@ -803,6 +803,15 @@ static void test_two_bottlenecks_keep_limits(void **unused)
 	assert_true(next.t[1].io[WR] != FS_VALUE_MAX);
 	assert_false(next.mode_changed);
 	plan_free(&next);
+	/* A period in which b's throttled bios stay queued reads 0 use: its
+	 * demand still holds it at its allocation (not lifted for a burst). */
+	in[1].usage[WR] = 0;
+	compute(&cfg, 3, in, &pl, &next);
+	assert_true(next.t[1].x < 1);
+	assert_true(next.t[1].io[WR] != FS_VALUE_MAX);
+	assert_near(next.t[1].limit[WR], next.t[1].alloc[WR]);
+	plan_free(&next);
+	in[1].usage[WR] = 30 * MiB;
 	cfg.contended[WR] = false;
 	compute(&cfg, 3, in, &pl, &next);
 	assert_false(next.busy[WR]);
