@@ -117,6 +117,8 @@ void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sampl
 		if (fs_res_is_io(res->kind[r]) && prev && prev->in_problem)
 			es->alloc[r] = prev->alloc[r];
 	}
+	if (prev && prev->in_problem && prev->write && limits_written)
+		es->x = prev->x;
 	es->cpu_throttled_delta = s->cpu_nr_throttled;
 	es->cpu_throttled_us = s->cpu_throttled_us;
 	es->mem_high_events_delta = s->mem_ev_high;

@@ -70,7 +70,8 @@ void fsd_io_load(const struct fs_resources *res, const struct ct_config *ccfg,
 /*
  * The estimator's input for one tenant. prev: the tenant's previous plan
  * (NULL: none); limits_written: that plan's io.max values are in force (not
- * dry-run, not released), so the estimator can tell "at its limit".
+ * dry-run, not released), so the estimator can tell "at its limit", and
+ * the plan's x is the tenant's operating point (est_sample x).
  */
 void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sample *s,
 		    const bool *contended, const struct plan_tenant *prev, bool limits_written,

@@ -30,7 +30,7 @@ void est_sample_init(struct est_sample *s)
 		s->alloc[r] = NAN;
 	}
 	s->psi_cpu = s->psi_mem = s->psi_io = s->cpu_wait = NAN;
-	s->mem_refault_bytes = s->cpu_throttled_us = s->cpu_total = NAN;
+	s->mem_refault_bytes = s->cpu_throttled_us = s->cpu_total = s->x = NAN;
 }
 
 void est_state_init(struct est_state *s)
@@ -199,10 +199,18 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 	}
 	if (out.reasons & EST_HELD_MASK)
 		out.reasons &= ~(unsigned)EST_DECAYING;
+	/* a limit of ours holds it: its other uses run at x of their need
+	 * (estimate.h); NaN x fails the comparison */
+	const bool anchored =
+	    (out.reasons & (EST_IO_LIMIT | EST_CPU_THROTTLED)) && sample->x > 0 && sample->x < 1;
 
 	for (size_t r = 0; r < res->n; r++) {
 		double cap = res->capacity[r];
 		double d = clamp(sample->usage[r], 0, INFINITY) * out.probe_r[r];
+
+		if (anchored && !out.held[r] &&
+		    (res->kind[r] == FS_RES_CPU || fs_res_is_io(res->kind[r])))
+			d /= sample->x;
 
 		if (have_prev)
 			d = fmax(d, prev->demand[r] * cfg->decay);

@@ -326,12 +326,19 @@ static void test_est_sample(void **state)
 	assert_float_equal(es.psi_io, 12, 0);
 	assert_true(isnan(es.psi_cpu));
 	assert_float_equal(es.cpu_wait, 0.25, 0);
+	assert_true(isnan(es.x)); /* not in the problem */
+	prev.in_problem = true;
+	prev.x = 0.4;
+	fsd_est_sample(&c->res, &s, contended, &prev, true, &es);
+	assert_float_equal(es.x, 0.4, 0);
 	/* dry-run or released: nothing we planned is in force */
 	fsd_est_sample(&c->res, &s, contended, &prev, false, &es);
 	assert_true(isinf(es.limit[2]));
+	assert_true(isnan(es.x));
 	prev.write = false;
 	fsd_est_sample(&c->res, &s, contended, &prev, true, &es);
 	assert_true(isinf(es.limit[2]));
+	assert_true(isnan(es.x));
 	fsd_est_sample(&c->res, &s, contended, NULL, true, &es);
 	assert_true(isinf(es.limit[2]));
 	free(c);
