@@ -199,18 +199,19 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 	}
 	if (out.reasons & EST_HELD_MASK)
 		out.reasons &= ~(unsigned)EST_DECAYING;
-	/* a limit of ours holds it: its other uses run at x of their need
-	 * (estimate.h); NaN x fails the comparison */
+	/* the plan holds it: its uses run at x of their need (estimate.h);
+	 * NaN x fails the comparison */
 	const bool anchored =
-	    (out.reasons & (EST_IO_LIMIT | EST_CPU_THROTTLED)) && sample->x > 0 && sample->x < 1;
+	    (out.reasons & (EST_IO_LIMIT | EST_IO_CONTENDED | EST_CPU_THROTTLED)) &&
+	    sample->x > 0 && sample->x < 1;
 
 	for (size_t r = 0; r < res->n; r++) {
 		double cap = res->capacity[r];
-		double d = clamp(sample->usage[r], 0, INFINITY) * out.probe_r[r];
+		double f = out.probe_r[r], d;
 
-		if (anchored && !out.held[r] &&
-		    (res->kind[r] == FS_RES_CPU || fs_res_is_io(res->kind[r])))
-			d /= sample->x;
+		if (anchored && (res->kind[r] == FS_RES_CPU || fs_res_is_io(res->kind[r])))
+			f = fmax(f, 1.0 / sample->x);
+		d = clamp(sample->usage[r], 0, INFINITY) * f;
 
 		if (have_prev)
 			d = fmax(d, prev->demand[r] * cfg->decay);

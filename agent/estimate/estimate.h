@@ -50,21 +50,22 @@
  *    taken from CPU-bound tenants and left idle (e2e test 8). A tenant
  *    whose other uses do grow with its bottleneck (compress-then-write)
  *    reaches its new limit there too, and is then probed there as well.
- *  - The other resources of a tenant that a limit of ours holds back (IO at
- *    its io.max, or CPU throttled by cpu.max) are demanded at the rate the
- *    held one would let them run at in full: usage / x, where x is the
- *    share of its demand vector the previous plan granted it (sample x,
- *    NaN = not limited by a plan of ours). Its use there is bound by that
- *    plan too: a disk-bound fio held to 0.3 of its disk also runs 0.3 of
- *    the CPU it would need, and demanding only that made the next plan
- *    grant it 0.3 of it, its cpu.max fell below its use, it was throttled,
- *    its CPU probe rose and fell: cpu.max moved by more than 10 % in 28
- *    of 35 periods, each write refilled its quota, the CPU it used above
- *    its cpu.max came from its CPU-bound neighbour, and its IO lost the
- *    CPU it needed (e2e-mix, issue 14: 0.29 of the disk for a target of
- *    0.31). With usage / x the next plan grants what it uses now, scaled
- *    by how its share moves. Not the probe factor: that measured four
- *    times the need (above). Memory keeps its own rules.
+ *  - A tenant the plan holds back (IO at its io.max or on a contended disk
+ *    at its allocation, or CPU throttled by cpu.max) runs each of its CPU
+ *    and IO uses at about x of its need, x being the share of its demand
+ *    vector the previous plan granted it (sample x, NaN = no plan of ours
+ *    in force): its demand there is at least usage / x, held or not; the
+ *    probe may take a held one further. Demanding only its use there (the
+ *    probe starts at 1) made the next plan grant it x of its use: a
+ *    disk-bound fio held to 0.3 of the disk also runs 0.3 of the CPU it
+ *    needs, its cpu.max fell below its use, it was throttled, its CPU
+ *    probe rose and fell, and cpu.max moved by more than 10 % in 28 of 35
+ *    periods; each write refilled its quota, the CPU it used above its
+ *    cpu.max came from its CPU-bound neighbour, and its IO lost the CPU it
+ *    needed (e2e-mix, issue 14). With usage / x the next plan grants what
+ *    it uses now, scaled by how its share moves. The probe factor alone
+ *    for the other uses measured four times the need (above). Memory
+ *    keeps its own rules.
  *  - When released there, the factor decays: probe = 1 + (probe - 1) *
  *    decay, snapping to 1 below 1 + EST_PROBE_EPS. (One factor for the
  *    whole tenant kept a resource held once inflated for as long as any

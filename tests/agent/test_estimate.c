@@ -226,13 +226,13 @@ static void test_probe_per_resource(void **unused)
 }
 
 /*
- * A tenant a limit of ours holds on one resource demands its other CPU and
- * IO uses at the rate its held one would let them run at in full (usage /
- * x of the previous plan): a disk-bound writer held to 0.25 of its demand
- * runs 0.25 of the CPU it needs (e2e-mix). Not when nothing of ours holds
- * it (contention alone), with x unknown or 1, nor for memory.
+ * A tenant the plan holds back demands each CPU and IO use at least at
+ * usage / x of the previous plan, held or not: a disk-bound writer held to
+ * 0.25 of its demand runs 0.25 of the CPU it needs (e2e-mix). The probe
+ * may go further on a held one. Not with x unknown or 1, not when nothing
+ * of ours holds it, never for memory.
  */
-static void test_limit_anchors_other_uses(void **unused)
+static void test_plan_anchors_demand(void **unused)
 {
 	struct fs_resources res;
 	struct est_config cfg;
@@ -250,28 +250,36 @@ static void test_limit_anchors_other_uses(void **unused)
 	assert_true(st.held[WR] && !st.held[CPU]);
 	assert_near(st.demand[CPU], 0.1 / 0.25);
 	assert_near(st.demand[RD], 10 * MiB / 0.25);
-	assert_near(st.demand[WR], 5 * MiB * cfg.probe_step); /* the held one: probed */
+	assert_near(st.demand[WR], 5 * MiB / 0.25); /* above probe_step */
 	assert_near(st.demand[MEM], 2 * GiB);
-	/* the CPU throttled by cpu.max holds it too; the IO is then anchored */
+	/* a probe past 1 / x goes further */
+	s.x = 0.9;
+	est_update(&res, &cfg, NULL, &first, &s, &st);
+	assert_near(st.demand[WR], 5 * MiB * cfg.probe_step);
+	assert_near(st.demand[CPU], 0.1 / 0.9);
+	/* the CPU throttled by cpu.max, or the disk contended, hold it too */
+	s.x = 0.25;
 	s.limit[WR] = INFINITY;
 	s.cpu_throttled_delta = 1;
 	est_update(&res, &cfg, NULL, &first, &s, &st);
 	assert_true(st.held[CPU]);
-	assert_near(st.demand[CPU], 0.1 * cfg.probe_step);
+	assert_near(st.demand[CPU], 0.1 / 0.25);
 	assert_near(st.demand[WR], 5 * MiB / 0.25);
-	/* not anchored: x unknown, x = 1, or only contention holds it */
 	s.cpu_throttled_delta = 0;
-	s.limit[WR] = 5 * MiB;
+	s.contended[WR] = true;
+	est_update(&res, &cfg, NULL, &first, &s, &st);
+	assert_true(st.held[WR]);
+	assert_near(st.demand[CPU], 0.1 / 0.25);
+	/* not anchored: x unknown or 1, or nothing holds it */
 	for (int k = 0; k < 2; k++) {
 		s.x = k ? 1 : NAN;
 		est_update(&res, &cfg, NULL, &first, &s, &st);
 		assert_near(st.demand[CPU], 0.1);
 	}
-	s.limit[WR] = INFINITY;
 	s.x = 0.25;
-	s.contended[WR] = true;
+	s.contended[WR] = false;
 	est_update(&res, &cfg, NULL, &first, &s, &st);
-	assert_true(st.held[WR]);
+	assert_int_equal(st.reasons & EST_HELD_MASK, 0);
 	assert_near(st.demand[CPU], 0.1);
 }
 
@@ -786,7 +794,7 @@ int main(void)
 	    cmocka_unit_test(test_released_decays),
 	    cmocka_unit_test(test_reprobe_from_current),
 	    cmocka_unit_test(test_probe_per_resource),
-	    cmocka_unit_test(test_limit_anchors_other_uses),
+	    cmocka_unit_test(test_plan_anchors_demand),
 	    cmocka_unit_test(test_estimate_falls_gradually),
 	    cmocka_unit_test(test_io_contended),
 	    cmocka_unit_test(test_io_follow_grace),
