@@ -507,6 +507,10 @@ static void estimate_all(struct fsd_daemon *d)
 			fsd_est_sample(&d->pcfg_now.res, s, d->ct.contended,
 				       plan_find(d->have_plan ? &d->plan : NULL, i, ct->name),
 				       limits_in_force(d), &es);
+			/* x is the operating point only where the plan's limits
+			 * hold the tenants, not the kernel's weights */
+			if (d->plan.mode != PLAN_MODE_LIMITS)
+				es.x = NAN;
 			for (size_t r = 0; r < d->pcfg_now.res.n; r++)
 				es.stalled[r] = ct_stalled(&d->ccfg, &d->ct, r);
 			es.cpu_total = cpu_total;
