@@ -168,12 +168,14 @@ int fs_uprop_format(enum fs_cgfile f, const struct fs_limits *lim, size_t disk, 
 	return r < 0 ? r : fs_uprop_print(f, v, buf, len);
 }
 
-/* A decimal number without sign or spaces; false on overflow or junk. */
+/* A decimal number without sign, spaces or leading zeros (the one form
+ * fs_uprop_print writes: the writer compares strings); false on overflow
+ * or junk. */
 static bool parse_u64(const char *s, size_t n, uint64_t *out)
 {
 	uint64_t v = 0;
 
-	if (n == 0)
+	if (n == 0 || (n > 1 && s[0] == '0'))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		unsigned dg;

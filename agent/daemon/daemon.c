@@ -277,7 +277,7 @@ static int choose_backends(struct fsd_daemon *d, const struct fs_conf *c)
 			fs_writer_set_backend(d->writer, i, ch[i].backend);
 		if (ch[i].backend == FS_BACKEND_NONE)
 			fsd_log(LOG_WARNING, c->tenants[i].name, NULL, c->tenants[i].cgroup,
-				"tenant %s: not written: %s", c->tenants[i].name, ch[i].reason);
+				"tenant %s: %s", c->tenants[i].name, ch[i].reason);
 	}
 	if (r >= 0)
 		fsd_info("backend %s: %zu tenant(s) through systemd, %zu through cgroupfs%s%.0zu%s",

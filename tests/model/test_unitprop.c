@@ -174,6 +174,7 @@ static void test_parse_malformed(void **state)
 	    "CPUQuotaPerSecUSec=99999999999999999999 CPUQuotaPeriodUSec=1", /* overflow */
 	    "CPUQuotaPerSecUSec=18446744073709551615 CPUQuotaPeriodUSec=1", /* use infinity */
 	    "50000 100000", /* a cgroupfs value */
+	    "CPUQuotaPerSecUSec=010000 CPUQuotaPeriodUSec=1", /* not the printed form */
 	};
 
 	(void)state;
