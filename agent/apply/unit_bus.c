@@ -37,7 +37,8 @@ struct known {
 struct fs_unit_bus {
 	sd_bus *bus; /* NULL until needed, and after a failure */
 	bool systemd_root;
-	int booted; /* sd_booted(): > 0 systemd is PID 1 */
+	int booted;	/* sd_booted(): > 0 systemd is PID 1 */
+	char *address; /* NULL: systemd's private socket (root) or the system bus */
 	fs_log_fn log;
 	void *log_ctx;
 	char last_err[256]; /* the last bus error logged (one line per distinct one) */
@@ -45,24 +46,40 @@ struct fs_unit_bus {
 	size_t n_anc;
 	struct known *known; /* sorted by cgroup */
 	size_t n_known;
+	enum fs_backend_mode known_mode; /* the mode they were chosen for */
 };
 
-int fs_ubus_open(struct fs_unit_bus **out, const char *cgroup_root, fs_log_fn log, void *log_ctx)
+int fs_ubus_open_opts(struct fs_unit_bus **out, const struct fs_ubus_opts *o)
 {
 	struct fs_unit_bus *ub = calloc(1, sizeof(*ub));
-	size_t n = strlen(cgroup_root);
+	const char *sroot = o->systemd_root ? o->systemd_root : SYSTEMD_ROOT;
+	size_t n = strlen(o->cgroup_root);
 
 	*out = NULL;
 	if (!ub)
 		return -ENOMEM;
-	while (n > 1 && cgroup_root[n - 1] == '/')
+	while (n > 1 && o->cgroup_root[n - 1] == '/')
 		n--;
-	ub->systemd_root = n == strlen(SYSTEMD_ROOT) && !strncmp(cgroup_root, SYSTEMD_ROOT, n);
-	ub->booted = sd_booted();
-	ub->log = log;
-	ub->log_ctx = log_ctx;
+	ub->systemd_root = n == strlen(sroot) && !strncmp(o->cgroup_root, sroot, n);
+	ub->booted = o->booted >= 0 ? o->booted : sd_booted();
+	ub->log = o->log;
+	ub->log_ctx = o->log_ctx;
+	if (o->address) {
+		ub->address = strdup(o->address);
+		if (!ub->address) {
+			free(ub);
+			return -ENOMEM;
+		}
+	}
 	*out = ub;
 	return 0;
+}
+
+int fs_ubus_open(struct fs_unit_bus **out, const char *cgroup_root, fs_log_fn log, void *log_ctx)
+{
+	struct fs_ubus_opts o = {cgroup_root, NULL, -1, NULL, log, log_ctx};
+
+	return fs_ubus_open_opts(out, &o);
 }
 
 static void forget_known(struct fs_unit_bus *ub)
@@ -80,6 +97,7 @@ void fs_ubus_close(struct fs_unit_bus *ub)
 		return;
 	sd_bus_flush_close_unref(ub->bus);
 	forget_known(ub);
+	free(ub->address);
 	free(ub);
 }
 
@@ -91,16 +109,18 @@ static int connect_bus(struct fs_unit_bus *ub)
 
 	if (ub->bus)
 		return 0;
-	if (geteuid() == 0) {
+	if (ub->address || geteuid() == 0) {
 		/* systemd's own socket: works without dbus-daemon, as systemctl */
 		r = sd_bus_new(&b);
 		if (r >= 0)
-			r = sd_bus_set_address(b, SD_PRIVATE);
+			r = sd_bus_set_address(b, ub->address ? ub->address : SD_PRIVATE);
 		if (r >= 0)
 			r = sd_bus_start(b);
 		if (r < 0) {
 			sd_bus_unref(b);
 			b = NULL;
+			if (ub->address)
+				return r;
 		}
 	}
 	if (!b) {
@@ -324,6 +344,9 @@ int fs_ubus_choose_all(struct fs_unit_bus *ub, enum fs_backend_mode mode, size_t
 
 	if (!k)
 		return -ENOMEM;
+	if (mode != ub->known_mode) /* chosen for another mode: ask again */
+		forget_known(ub);
+	ub->known_mode = mode;
 	for (size_t i = 0; i < n; i++) {
 		const struct known *old = find_known(ub, cgroups[i]);
 		struct fs_backend_facts f;

@@ -38,6 +38,22 @@ struct fs_unit_bus;
 
 /* cgroup_root: the config's (a systemd backend needs /sys/fs/cgroup). */
 int fs_ubus_open(struct fs_unit_bus **out, const char *cgroup_root, fs_log_fn log, void *log_ctx);
+
+/*
+ * fs_ubus_open with the host's facts as parameters (tests): address: the
+ * D-Bus address of systemd ("unix:path=..."; NULL: as fs_ubus_open);
+ * booted: whether systemd runs the host (-1: sd_booted()); systemd_root:
+ * the hierarchy systemd manages ("/sys/fs/cgroup").
+ */
+struct fs_ubus_opts {
+	const char *cgroup_root;
+	const char *address;
+	int booted;
+	const char *systemd_root;
+	fs_log_fn log;
+	void *log_ctx;
+};
+int fs_ubus_open_opts(struct fs_unit_bus **out, const struct fs_ubus_opts *o);
 void fs_ubus_close(struct fs_unit_bus *ub);
 
 /* The facts of cgroup (relative, normalised) for fs_backend_choose. */
