@@ -768,6 +768,13 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 {
 	/* due: every known file is read again (safety net of the watches) */
 	bool due = !tn->checked || now_us - tn->checked_us >= w->recheck_us;
+	/* Read every known value again: a unit's properties only when the
+	 * tenant is new to this directory or events were lost, not on the
+	 * periodic recheck: that would be a D-Bus call per property of every
+	 * tenant each recheck_us (10,000 user slices: ~80,000 calls at once),
+	 * and systemd writes the cgroup file whenever a property changes, so
+	 * the watch sees what others do through systemd. */
+	bool reread = tn->backend == FS_BACKEND_SYSTEMD ? !tn->checked : due;
 	bool pending = false;
 	uint64_t ino = 0;
 	unsigned check = tn->check;
@@ -794,7 +801,7 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 		int r;
 
 		if (e && e->has_last && !recreated) {
-			if (e->saved && (due || (check & (1u << it[i].file))))
+			if (e->saved && (reread || (check & (1u << it[i].file))))
 				check_drift(w, tn, dirfd, &it[i], now_us, res);
 			pending |= !e->saved;
 			continue;

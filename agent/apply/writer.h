@@ -36,8 +36,10 @@
  *   log interval per tenant, naming the file and both values) and replaced
  *   by ours in the same apply: at most once per period. Every recheck_us
  *   every file is read again as well (the safety net for a write that came
- *   while our own events were dropped, see apply_range), and without
- *   inotify every file is read every period.
+ *   while our own events were dropped, see apply_range; not for a tenant
+ *   written through systemd, whose reads are D-Bus calls: there only a
+ *   fired watch, a lost event queue or a recreated cgroup reads again),
+ *   and without inotify every file is read every period.
  * - Restore (fs_writer_restore, fs_release) writes the originals back in the
  *   same safe order and removes what was restored from the state file.
  *   Originals of cgroups that are no longer tenants are kept until restored.

@@ -1091,8 +1091,8 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 		if (d->writer) {
 			free(cgroups);
 			cgroups = cgroup_list(old);
-			if (cgroups)
-				fs_writer_set_tenants(d->writer, old->n_tenants, cgroups);
+			if (cgroups && fs_writer_set_tenants(d->writer, old->n_tenants, cgroups) == 0)
+				choose_backends(d, old);
 		}
 		goto out;
 	}

@@ -290,6 +290,12 @@ static void test_drift(void **state)
 	assert_int_equal(fs_writer_apply(w, U, &l, 4000, &res), 0);
 	assert_int_equal(res.drifted, 0);
 	assert_int_equal(fs_writer_drift_count(w, U), 1);
+	/* the periodic recheck (60 s) reads no property: only fired watches
+	 * cost D-Bus calls */
+	fk->n_unit_reads = 0;
+	assert_int_equal(fs_writer_apply(w, U, &l, 4000 + 61000000ull, &res), 0);
+	assert_int_equal(fk->n_unit_reads, 0);
+	assert_int_equal(res.unchanged, 5);
 	fs_writer_close(w);
 }
 
