@@ -1197,7 +1197,8 @@ int fs_writer_restore(struct fs_writer *w)
 		return -ENOMEM;
 	/* restore_group() removes entries from the table: work on a snapshot,
 	 * grouped by cgroup. */
-	memcpy(es, w->t.e, n * sizeof(*es));
+	if (n)
+		memcpy(es, w->t.e, n * sizeof(*es));
 	qsort(es, n, sizeof(*es), by_cgroup);
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && strcmp(es[j]->cgroup, es[i]->cgroup) == 0; j++)
