@@ -9,6 +9,9 @@
 # (qemu exits with 2*rc+1, so an odd status means "the guest reported").
 # Anything else (panic -> qemu exits 0, hang -> host timeout) is an infra
 # failure for the harness.
+#
+# A suite with a "# vm: systemd" line (run passes fsvm.init=systemd) boots
+# Debian's systemd as PID 1 instead: see boot_systemd below.
 export PATH=/bin
 R=/host
 FSVM=$R/run/fsvm
@@ -33,6 +36,136 @@ fatal() {
 	poweroff -f
 }
 
+# --- systemd as PID 1 ("# vm: systemd" suites) ------------------------------
+# systemd wants a root it can write (/etc, /var, its units), so the read-only
+# host root becomes the lower layer of an overlay whose upper layer is tmpfs:
+# writes stay in the guest's RAM and vanish with it, the host is never
+# touched. The guest gets a machine of its own (fresh machine-id, no host
+# fstab, none of the host's enabled units: /etc/systemd/system starts empty)
+# and Debian's units from /lib/systemd/system, less those that make no sense
+# in this VM or cost boot time under TCG (masked below). The suite runs as
+# fsvm-suite.service (tests/vm/suite-unit.sh), which reports like this
+# script does: result.log, result.rc, isa-debug-exit.
+
+# Units masked in the guest: udev (devtmpfs has every node; nothing here
+# waits for a .device), ttys and logins, network, timers, the first-boot
+# and update machinery (a fresh /etc looks like a first boot), and one-shot
+# setup that would only touch the overlay. Names that do not exist are
+# harmless.
+SD_MASK="systemd-udevd.service systemd-udev-trigger.service systemd-udev-settle.service
+systemd-udevd-control.socket systemd-udevd-kernel.socket
+getty.target getty@.service serial-getty@.service console-getty.service getty-static.service
+systemd-logind.service systemd-user-sessions.service systemd-ask-password-console.path
+systemd-ask-password-wall.path systemd-initctl.socket systemd-journald-audit.socket
+networking.service systemd-networkd.service systemd-resolved.service NetworkManager.service
+timers.target systemd-timesyncd.service
+systemd-firstboot.service systemd-machine-id-commit.service systemd-random-seed.service
+systemd-repart.service systemd-pcrphase.service systemd-pcrphase-sysinit.service
+systemd-hwdb-update.service systemd-journal-catalog-update.service systemd-update-done.service
+ldconfig.service systemd-sysusers.service systemd-update-utmp.service
+systemd-update-utmp-runlevel.service systemd-journal-flush.service systemd-remount-fs.service
+systemd-fsck-root.service systemd-binfmt.service proc-sys-fs-binfmt_misc.automount
+sys-fs-fuse-connections.mount sys-kernel-config.mount dev-hugepages.mount
+kmod-static-nodes.service systemd-modules-load.service systemd-sysctl.service
+systemd-pstore.service apparmor.service keyboard-setup.service console-setup.service
+setvtrgb.service e2scrub_reap.service"
+
+boot_systemd() {
+	N=/newroot
+	E=$N/etc/systemd/system
+	while read -r m; do
+		insmod /modules/"$m" || fatal "insmod $m"
+	done </modules/order.systemd
+	mkdir -p /ovl $N
+	mount -t tmpfs -o mode=0755 ovl /ovl
+	mkdir -p /ovl/upper /ovl/work
+	mount -t overlay -o lowerdir=$R,upperdir=/ovl/upper,workdir=/ovl/work overlay $N ||
+		fatal "mount overlay"
+	[ -x $N/lib/systemd/systemd ] || fatal "no /lib/systemd/systemd on the host (apt-get install systemd)"
+	# /run with the run share in it, before systemd starts: systemd mounts
+	# its own tmpfs only on a /run that is not a mount point yet.
+	mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs $N/run
+	mkdir -p $N/run/fsvm
+	mount -t 9p -o "$o9p" run $N/run/fsvm || fatal "mount run share"
+	mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs $N/tmp
+	[ -r $N/run/fsvm/env ] || fatal "no env file on the run share"
+	. $N/run/fsvm/env
+	mkdir -p $N/run/fsvm/out
+
+	sed s/-//g /proc/sys/kernel/random/uuid >$N/etc/machine-id
+	echo fsvm >$N/etc/hostname
+	# The host's fstab names the host's disks: systemd would wait for them.
+	echo "# fsvm: nothing to mount" >$N/etc/fstab
+	# An empty, opaque /etc/systemd/system: the host's enabled services
+	# (databases, timers, gettys) must not start in the guest.
+	rm -rf $E
+	mkdir -p $E $N/etc/systemd/system-generators
+	for u in $SD_MASK; do
+		ln -s /dev/null $E/$u
+	done
+	# Generators (fstab, getty, sysv, gpt-auto, ...): nothing here needs
+	# one, and each is a program started over 9p.
+	for g in $N/lib/systemd/system-generators/*; do
+		[ -e "$g" ] && ln -s /dev/null $N/etc/systemd/system-generators/"${g##*/}"
+	done
+
+	cat >$E/fsvm.target <<-EOF
+	[Unit]
+	Description=fsvm: the suite
+	Requires=basic.target
+	After=basic.target
+	Wants=fsvm-suite.service
+	AllowIsolate=yes
+	EOF
+	ln -s fsvm.target $E/default.target
+	# The wrapper reports through isa-debug-exit, which ends qemu at once;
+	# if it returns, or the unit cannot start, powering off makes qemu exit
+	# 0 (no verdict, infra). A boot that never gets there ends by the job
+	# timeout instead of the host's.
+	cat >$E/fsvm-suite.service <<-EOF
+	[Unit]
+	Description=fsvm: run suite $FS_SUITE
+	After=basic.target
+	JobTimeoutSec=300
+	JobTimeoutAction=poweroff-force
+	SuccessAction=poweroff-force
+	FailureAction=poweroff-force
+
+	[Service]
+	Type=exec
+	ExecStart=/bin/bash $FS_SRC/tests/vm/suite-unit.sh
+	StandardInput=null
+	StandardOutput=tty
+	StandardError=inherit
+	TTYPath=/dev/console
+	TTYReset=no
+	TTYVHangup=no
+	EOF
+	# Emergency or rescue mode (a sysinit unit failed) would wait for a root
+	# login on the console: say what failed and power off (infra) instead.
+	for u in emergency rescue; do
+		cat >$E/$u.service <<-EOF
+		[Unit]
+		Description=fsvm: boot failed ($u mode)
+		DefaultDependencies=no
+		SuccessAction=poweroff-force
+		FailureAction=poweroff-force
+
+		[Service]
+		Type=oneshot
+		ExecStart=-/bin/sh -c 'echo "fsvm-init: FATAL: boot failed, $u mode"; systemctl --no-pager --failed'
+		StandardOutput=tty
+		TTYPath=/dev/console
+		EOF
+	done
+
+	mount --move /dev $N/dev
+	mount --move /sys $N/sys
+	mount --move /proc $N/proc
+	log "switching to systemd (uptime $(cut -d' ' -f1 $N/proc/uptime) s)"
+	exec switch_root $N /lib/systemd/systemd
+}
+
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
@@ -46,6 +179,7 @@ done </modules/order
 # nothing on the host should change it during a run.
 o9p=trans=virtio,version=9p2000.L,msize=524288
 mount -t 9p -o "$o9p,ro,cache=loose" hostroot $R || fatal "mount hostroot"
+grep -qw fsvm.init=systemd /proc/cmdline && boot_systemd
 mount -t proc proc $R/proc
 mount -t sysfs sys $R/sys
 mount -t devtmpfs dev $R/dev

@@ -9,6 +9,7 @@
 #                   absent if the kernel has no PVH note (then bzImage is booted)
 #   kernel          symlink to what qemu -kernel should boot
 #   initramfs.cpio  busybox-static + the virtio/9p modules + init.sh as /init
+#                   (+ overlay, loaded only for suites that boot systemd)
 #
 # Artifacts are rebuilt only when missing or older than their inputs, so a warm
 # run costs nothing and a cold one a couple of seconds.
@@ -94,9 +95,9 @@ fi
 # --- initramfs ---
 # Modules and their dependencies, in load order (modules.dep lists each
 # module's transitive deps so that loading them last-to-first works).
-wanted=(virtio_pci virtio_blk 9pnet_virtio 9p)
+# module_order MODULE...: them and their dependencies, in load order.
 module_order() {
-	awk -v want="${wanted[*]}" '
+	awk -v want="$*" '
 		function base(p) { sub(/.*\//, "", p); sub(/\.ko.*$/, "", p); return p }
 		BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) wi[w[i]] = i }
 		{ m = base($1); sub(/:$/, "", $1)
@@ -112,19 +113,13 @@ module_order() {
 		}' "$moddir/modules.dep"
 }
 
-initrd=$out/initramfs.cpio
-if ! newer_than "$initrd" "$here/init.sh" "$0" "$moddir/modules.dep" "$busybox"; then
-	mods=$(module_order)
-	grep -q '^MISSING' <<<"$mods" && die "modules not found in $moddir: $(grep MISSING <<<"$mods")"
-	root=$(mktemp -d "$out/root.XXXXXX")
-	trap 'rm -rf "$root"' EXIT
-	mkdir -p "$root"/{bin,dev,proc,sys,host,modules,tmp}
-	cp "$busybox" "$root/bin/busybox"
-	for a in $("$busybox" --list); do
-		[[ $a == busybox ]] || ln -s busybox "$root/bin/$a"
-	done
-	: >"$root/modules/order"
-	for m in $mods; do
+# add_modules ORDER_FILE MODULE_PATH...: copy each module (relative to
+# $moddir) to the initramfs' /modules and list it in ORDER_FILE.
+add_modules() {
+	local order=$1 m
+	shift
+	: >"$order"
+	for m in "$@"; do
 		# Uncompressed .ko: busybox insmod cannot read compressed ones.
 		case $m in
 		*.ko) cp "$moddir/$m" "$root/modules/" ;;
@@ -134,8 +129,26 @@ if ! newer_than "$initrd" "$here/init.sh" "$0" "$moddir/modules.dep" "$busybox";
 		*) die "unknown module format $m" ;;
 		esac
 		m=$(basename "$m")
-		echo "${m%%.ko*}.ko" >>"$root/modules/order"
+		echo "${m%%.ko*}.ko" >>"$order"
 	done
+}
+
+initrd=$out/initramfs.cpio
+if ! newer_than "$initrd" "$here/init.sh" "$0" "$moddir/modules.dep" "$busybox"; then
+	mods=$(module_order virtio_pci virtio_blk 9pnet_virtio 9p)
+	# Loaded only by the systemd boot (its root is an overlay on the 9p root).
+	mods_sd=$(module_order overlay)
+	grep -q '^MISSING' <<<"$mods"$'\n'"$mods_sd" &&
+		die "modules not found in $moddir: $(grep MISSING <<<"$mods"$'\n'"$mods_sd")"
+	root=$(mktemp -d "$out/root.XXXXXX")
+	trap 'rm -rf "$root"' EXIT
+	mkdir -p "$root"/{bin,dev,proc,sys,host,modules,tmp}
+	cp "$busybox" "$root/bin/busybox"
+	for a in $("$busybox" --list); do
+		[[ $a == busybox ]] || ln -s busybox "$root/bin/$a"
+	done
+	add_modules "$root/modules/order" $mods
+	add_modules "$root/modules/order.systemd" $mods_sd
 	install -m 0755 "$here/init.sh" "$root/init"
 	# Uncompressed: the kernel unpacks it faster than it gunzips under TCG,
 	# and it only lives in the cache.
