@@ -117,10 +117,10 @@ struct fs_conf_tenant {
 	/* The cgroup need not exist at load time (services start later); a
 	 * missing `cgroup` key, nesting or sharing with another tenant is an
 	 * error. */
-	char cgroup[PATH_MAX]; /* normalised, relative to cgroup_root,
-				  no leading/trailing '/', no '.'/'..' */
-	double weight;	       /* > 0, default 1 (the policy's phi) */
-	bool has_demand;       /* a demand key was given */
+	char *cgroup;	 /* normalised, relative to cgroup_root, no leading/
+			    trailing '/', no '.'/'..'; owned (fs_conf_free) */
+	double weight;	 /* > 0, default 1 (the policy's phi) */
+	bool has_demand; /* a demand key was given */
 	/* Per resource index, in the resource's unit (percentages already
 	 * resolved against capacity); NAN = not given. */
 	double demand[FS_MAX_RES];

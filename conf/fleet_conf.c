@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent_conf.h"
 #include "units.h"
 
 static const char *const key_names[FLEET_KEY__COUNT] = {
@@ -162,6 +163,7 @@ int fs_fleet_resolve(const struct fs_fleet_raw *raw, const char *path, uint64_t 
 				      "count in seconds)");
 	out->lease_ttl_s = ttl_us / 1000000;
 	out->max_age_us = 2 * interval_us;
+	out->interval_us = interval_us;
 	r = duration(raw, path, FLEET_KEY_MAX_AGE, &out->max_age_us, err);
 	if (r < 0)
 		return r;
@@ -182,4 +184,105 @@ int fs_fleet_resolve(const struct fs_fleet_raw *raw, const char *path, uint64_t 
 		return r;
 	out->enabled = true;
 	return 0;
+}
+
+struct fleet_read {
+	struct fs_fleet_raw raw;
+	const char *path;
+	bool in_fleet;
+};
+
+static int fleet_only(void *user, const char *section, const char *name, const char *value,
+		      int line, struct conf_error *err)
+{
+	struct fleet_read *fr = user;
+
+	if (!name) {
+		fr->in_fleet = !strcmp(section, "fleet");
+		if (fr->in_fleet && !fr->raw.seen) {
+			fr->raw.seen = true;
+			fr->raw.line = line;
+		}
+		return 0;
+	}
+	return fr->in_fleet ? fs_fleet_raw_key(&fr->raw, fr->path, name, value, line, err) : 0;
+}
+
+int fs_fleet_conf_read(const char *path, struct fs_conf_fleet *out, struct conf_error *err)
+{
+	struct fleet_read fr = {.path = path};
+	int r = ini_limits_parse(path, fleet_only, &fr, err);
+
+	memset(out, 0, sizeof(*out));
+	if (r == 0 && !fr.raw.seen)
+		r = conf_error_set(err, -ENOENT, path, 0, "no [fleet] section");
+	if (r == 0)
+		r = fs_fleet_resolve(&fr.raw, path, 1000000, true, out, err);
+	fs_fleet_raw_free(&fr.raw);
+	return r;
+}
+
+struct weights_read {
+	const char *path;
+	int (*fn)(void *ctx, const char *name, bool is_template, double weight);
+	void *ctx;
+	char name[128];
+	bool is_template, open, has_weight;
+	int line;
+};
+
+/* The section before this one: reported with weight 1 unless it had one. */
+static int weights_flush(struct weights_read *wr)
+{
+	int r = 0;
+
+	if (wr->open && !wr->has_weight)
+		r = wr->fn(wr->ctx, wr->name, wr->is_template, 1);
+	wr->open = false;
+	return r;
+}
+
+static int weights_key(void *user, const char *section, const char *name, const char *value,
+		       int line, struct conf_error *err)
+{
+	struct weights_read *wr = user;
+	double w;
+	int r;
+
+	if (!name) {
+		r = weights_flush(wr);
+		if (r < 0)
+			return conf_error_set(err, r, wr->path, wr->line, "cannot set weight of %s",
+					      wr->name);
+		wr->is_template = !strncmp(section, "template.", 9);
+		wr->open = wr->is_template || !strncmp(section, "tenant.", 7);
+		wr->has_weight = false;
+		wr->line = line;
+		snprintf(wr->name, sizeof(wr->name), "%s", section + (wr->is_template ? 9 : 7));
+		return 0;
+	}
+	if (!wr->open || strcmp(name, "weight"))
+		return 0;
+	if (fs_parse_number(value, &w) < 0 || !fs_conf_weight_ok(w))
+		return conf_error_set(err, -EINVAL, wr->path, line,
+				      "bad weight '%s' (a number from %g to %g)", value,
+				      FS_CONF_WEIGHT_MIN, FS_CONF_WEIGHT_MAX);
+	wr->has_weight = true;
+	r = wr->fn(wr->ctx, wr->name, wr->is_template, w);
+	return r < 0 ? conf_error_set(err, r, wr->path, line, "cannot set weight of %s: %s",
+				      wr->name, strerror(-r))
+		     : 0;
+}
+
+int fs_fleet_weights_read(const char *path,
+			  int (*fn)(void *ctx, const char *name, bool is_template, double weight),
+			  void *ctx, struct conf_error *err)
+{
+	struct weights_read wr = {.path = path, .fn = fn, .ctx = ctx};
+	int r = ini_limits_parse(path, weights_key, &wr, err);
+
+	if (r == 0 && (r = weights_flush(&wr)) < 0)
+		conf_error_set(err, r, path, wr.line, "cannot set weight of %s: %s", wr.name,
+			       strerror(-r));
+	return r;
 }

@@ -36,6 +36,7 @@ struct fs_conf_fleet {
 	uint64_t lease_ttl_s;
 	uint64_t max_age_us;
 	uint64_t timeout_us;
+	uint64_t interval_us; /* the agent's period (the hold's margin: fleet.c) */
 	char cacert[PATH_MAX], cert[PATH_MAX], key[PATH_MAX];
 	char user[64];
 	char password[128]; /* read from password_file at load time */
@@ -76,5 +77,25 @@ void fs_fleet_raw_free(struct fs_fleet_raw *raw);
  */
 int fs_fleet_resolve(const struct fs_fleet_raw *raw, const char *path, uint64_t interval_us,
 		     bool policy_is_psdsf, struct fs_conf_fleet *out, struct conf_error *err);
+
+/*
+ * The [fleet] section of the config at path alone, for fairctl's fleet
+ * commands (other sections are not read; the interval is taken as 1 s, which
+ * only sets defaults fairctl does not use). -ENOENT (with err) when the file
+ * has no [fleet] section.
+ */
+int fs_fleet_conf_read(const char *path, struct fs_conf_fleet *out, struct conf_error *err);
+
+/*
+ * The weights of an INI file for `fairctl fleet push`: fn(ctx, NAME, false,
+ * W) for each [tenant.NAME] and fn(ctx, NAME, true, W) for each
+ * [template.NAME], W its weight key or 1 (the config's default), checked
+ * with the config's bounds (fs_conf_weight_ok). Other sections and keys are
+ * not read, so fairshare.conf itself can be pushed. 0, or the first error
+ * (fn's, or -EINVAL "file:line: bad weight") with err set.
+ */
+int fs_fleet_weights_read(const char *path,
+			  int (*fn)(void *ctx, const char *name, bool is_template, double weight),
+			  void *ctx, struct conf_error *err);
 
 #endif /* FAIRSHARE_FLEET_CONF_H */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Problem validation, per-pool quantities and solution bookkeeping. */
 #include "policy.h"
+#include "error.h"
 #include "psdsf_internal.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,17 +35,8 @@ const char *fs_resource_label(const struct fs_problem *p, size_t r, char *buf, s
 	return label(p->resource_names, "resource", r, buf, len);
 }
 
-__attribute__((format(printf, 2, 3))) static int fail(struct fs_error *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+/* A validation failure: the reason in err, and -EINVAL. */
+#define fail(err, ...) (fs_error_set((err), __VA_ARGS__), -EINVAL)
 
 int fs_problem_validate(const struct fs_problem *p, struct fs_error *err)
 {

@@ -9,26 +9,13 @@
  * capped at max_tasks, and feasibility also requires x_n <= max_tasks.
  */
 #include "policy.h"
+#include "error.h"
 #include "psdsf_internal.h"
 
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #define LBL 96
-
-static bool reject(struct fs_error *why, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why) {
-		va_start(ap, fmt);
-		vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
-		va_end(ap);
-	}
-	return false;
-}
 
 static double total(const struct fs_problem *p, const double *x, size_t n)
 {
@@ -66,26 +53,26 @@ bool fs_check_feasible(const struct fs_problem *p, const double *x, double tol,
 		for (size_t k = 0; k < K; k++) {
 			double v = x[n * K + k], g = fs_gamma(p, n, k);
 			if (!isfinite(v) || v < -tol * fmax(1, g))
-				return reject(why, "%s has %g tasks on %s",
-					      fs_tenant_label(p, n, a, LBL), v,
-					      fs_pool_label(p, k, b, LBL));
+				return fs_reject(why, "%s has %g tasks on %s",
+						 fs_tenant_label(p, n, a, LBL), v,
+						 fs_pool_label(p, k, b, LBL));
 			if (g <= 0 && fabs(v) > tol)
-				return reject(why, "%s has %g tasks on %s, which cannot serve it",
-					      fs_tenant_label(p, n, a, LBL), v,
-					      fs_pool_label(p, k, b, LBL));
+				return fs_reject(
+				    why, "%s has %g tasks on %s, which cannot serve it",
+				    fs_tenant_label(p, n, a, LBL), v, fs_pool_label(p, k, b, LBL));
 		}
 		double t = total(p, x, n), mt = fs_max_tasks(p, n);
 		if (t > mt * (1 + tol))
-			return reject(why, "%s has %g tasks, above its max_tasks %g",
-				      fs_tenant_label(p, n, a, LBL), t, mt);
+			return fs_reject(why, "%s has %g tasks, above its max_tasks %g",
+					 fs_tenant_label(p, n, a, LBL), t, mt);
 	}
 	for (size_t k = 0; k < K; k++)
 		for (size_t r = 0; r < M; r++) {
 			double u = pool_use(p, x, k, r), cap = p->capacity[k * M + r];
 			if (u > cap * (1 + tol) + tol * (cap > 0 ? 0 : 1))
-				return reject(why, "%s: %s used %g > capacity %g",
-					      fs_pool_label(p, k, a, LBL),
-					      fs_resource_label(p, r, c, LBL), u, cap);
+				return fs_reject(why, "%s: %s used %g > capacity %g",
+						 fs_pool_label(p, k, a, LBL),
+						 fs_resource_label(p, r, c, LBL), u, cap);
 		}
 	return true;
 }
@@ -106,8 +93,9 @@ bool fs_check_sharing_incentive(const struct fs_problem *p, const double *x, dou
 		double level = fmin(fs_weight(p, n) / wsum * g, fs_max_tasks(p, n));
 		double t = total(p, x, n);
 		if (t < level * (1 - tol))
-			return reject(why, "%s has %g tasks, below its sharing-incentive level %g",
-				      fs_tenant_label(p, n, a, LBL), t, level);
+			return fs_reject(why,
+					 "%s has %g tasks, below its sharing-incentive level %g",
+					 fs_tenant_label(p, n, a, LBL), t, level);
 	}
 	return true;
 }
@@ -121,7 +109,7 @@ bool fs_check_envy_free(const struct fs_problem *p, const double *x, double tol,
 	char a[LBL], b[LBL];
 
 	if (!usable_pool)
-		return reject(why, "out of memory checking %zu pools", K);
+		return fs_reject(why, "out of memory checking %zu pools", K);
 	for (size_t n = 0; n < N && ok; n++) {
 		const double xn = total(p, x, n), mt = fs_max_tasks(p, n);
 		const double *dn = &p->demand[n * M];
@@ -141,9 +129,9 @@ bool fs_check_envy_free(const struct fs_problem *p, const double *x, double tol,
 			double want = fs_weight(p, n) / fs_weight(p, m) * usable * ratio;
 			want = fmin(want, mt);
 			if (xn < want * (1 - tol) - tol)
-				ok = reject(why, "%s envies %s: %g tasks, %g with its bundle",
-					    fs_tenant_label(p, n, a, LBL),
-					    fs_tenant_label(p, m, b, LBL), xn, want);
+				ok = fs_reject(why, "%s envies %s: %g tasks, %g with its bundle",
+					       fs_tenant_label(p, n, a, LBL),
+					       fs_tenant_label(p, m, b, LBL), xn, want);
 		}
 	}
 	free(usable_pool);
@@ -168,7 +156,7 @@ bool fs_check_psdsf_gamma(const struct fs_problem *p, const double *x, const dou
 	char a[LBL], b[LBL];
 
 	if (!tot || !use || !richest) {
-		ok = reject(why, "out of memory checking %zu tenants", N);
+		ok = fs_reject(why, "out of memory checking %zu tenants", N);
 		goto out;
 	}
 	for (size_t n = 0; n < N; n++)
@@ -205,7 +193,7 @@ bool fs_check_psdsf_gamma(const struct fs_problem *p, const double *x, const dou
 				found = p->demand[n * M + r] > 0 && use[r] >= cap[r] * (1 - tol) &&
 					v >= richest[r] * (1 - tol);
 			if (!found)
-				ok = reject(
+				ok = fs_reject(
 				    why, "%s has no bottleneck resource on %s (weighted VDS %g)",
 				    fs_tenant_label(p, n, a, LBL), fs_pool_label(p, k, b, LBL), v);
 		}
@@ -228,7 +216,7 @@ bool fs_check_njc(const struct fs_problem *p, const double *x, double tol, int *
 	for (size_t n = 0; certificate && n < N; n++)
 		certificate[n] = FS_NO_RESOURCE;
 	if (p->n_pools != 1)
-		return reject(why, "njc check needs one pool, the problem has %zu", p->n_pools);
+		return fs_reject(why, "njc check needs one pool, the problem has %zu", p->n_pools);
 	for (size_t n = 0; n < N; n++)
 		if (fs_gamma(p, n, 0) > 0)
 			wsum += fs_weight(p, n);
@@ -257,7 +245,7 @@ bool fs_check_njc(const struct fs_problem *p, const double *x, double tol, int *
 		if (certificate)
 			certificate[n] = best;
 		if (best == FS_NO_RESOURCE && ok)
-			ok = reject(
+			ok = fs_reject(
 			    why,
 			    "%s has a justified complaint: %g tasks, below its request, and "
 			    "no saturated resource where its share reaches its entitlement %g",

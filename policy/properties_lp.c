@@ -7,28 +7,16 @@
  * divided by c_{k,r} have coefficients in [0, 1].
  */
 #include "policy.h"
+#include "error.h"
 #include "lp.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Below this the LP's own round-off dominates any caller tolerance. */
 #define MIN_TOL 1e-9
-
-static void say(struct fs_error *why, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
-	va_end(ap);
-}
 
 static const char *lp_error(int ret)
 {
@@ -158,7 +146,7 @@ int fs_check_pareto(const struct fs_problem *p, const double *x, double tol, boo
 	struct fs_lp_result res = {.x = z};
 	ret = fs_lp_maximize(&lp, &res);
 	if (ret < 0) {
-		say(why, "pareto: LP %s", lp_error(ret));
+		fs_error_set(why, "pareto: LP %s", lp_error(ret));
 		goto out;
 	}
 	if (res.obj <= base + tol * (base > 1 ? base : 1)) {
@@ -180,11 +168,11 @@ int fs_check_pareto(const struct fs_problem *p, const double *x, double tol, boo
 			best = n;
 		}
 	}
-	say(why, "not Pareto optimal: %s can get %.6g tasks more without hurting anyone",
-	    fs_tenant_label(p, best, lab, sizeof(lab)), best_gain * G[best]);
+	fs_error_set(why, "not Pareto optimal: %s can get %.6g tasks more without hurting anyone",
+		     fs_tenant_label(p, best, lab, sizeof(lab)), best_gain * G[best]);
 	goto out;
 nomem:
-	say(why, "pareto: out of memory for %zu tenants x %zu pools", N, K);
+	fs_error_set(why, "pareto: out of memory for %zu tenants x %zu pools", N, K);
 out:
 	free(pn);
 	free(pk);
@@ -228,7 +216,7 @@ static int check_pool(const struct fs_problem *p, const double *x, const double 
 
 	*holds = true;
 	if (!who || !lw || !g || !up || !z || !a || !b) {
-		say(why, "apf: out of memory");
+		fs_error_set(why, "apf: out of memory");
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -240,9 +228,9 @@ static int check_pool(const struct fs_problem *p, const double *x, const double 
 		const double room = fs_max_tasks(p, n) - (tot[n] - x[n * K + i]);
 		if (tot[n] <= 0) {
 			if (room > 0) {
-				say(why, "%s gets nothing although %s could serve it",
-				    fs_tenant_label(p, n, l1, sizeof(l1)),
-				    fs_pool_label(p, i, l2, sizeof(l2)));
+				fs_error_set(why, "%s gets nothing although %s could serve it",
+					     fs_tenant_label(p, n, l1, sizeof(l1)),
+					     fs_pool_label(p, i, l2, sizeof(l2)));
 				*holds = false;
 				goto out;
 			}
@@ -273,8 +261,8 @@ static int check_pool(const struct fs_problem *p, const double *x, const double 
 	struct fs_lp_result res = {.x = z};
 	ret = fs_lp_maximize(&lp, &res);
 	if (ret < 0) {
-		say(why, "apf: per-server LP of %s %s", fs_pool_label(p, i, l1, sizeof(l1)),
-		    lp_error(ret));
+		fs_error_set(why, "apf: per-server LP of %s %s",
+			     fs_pool_label(p, i, l1, sizeof(l1)), lp_error(ret));
 		goto out;
 	}
 	if (res.obj > cur + tol * (res.obj > 1e-300 ? res.obj : 1e-300)) {
@@ -283,12 +271,13 @@ static int check_pool(const struct fs_problem *p, const double *x, const double 
 			if ((z[v] * g[v] - x[who[v] * K + i]) * lw[v] / g[v] >
 			    (z[best] * g[best] - x[who[best] * K + i]) * lw[best] / g[best])
 				best = v;
-		say(why,
-		    "%s is not a best response at alpha %g: utility can rise %.3g%% "
-		    "(e.g. %s from %.6g to %.6g tasks there)",
-		    fs_pool_label(p, i, l1, sizeof(l1)), alpha, 100 * (res.obj - cur) / res.obj,
-		    fs_tenant_label(p, who[best], l2, sizeof(l2)), x[who[best] * K + i],
-		    z[best] * g[best]);
+		fs_error_set(why,
+			     "%s is not a best response at alpha %g: utility can rise %.3g%% "
+			     "(e.g. %s from %.6g to %.6g tasks there)",
+			     fs_pool_label(p, i, l1, sizeof(l1)), alpha,
+			     100 * (res.obj - cur) / res.obj,
+			     fs_tenant_label(p, who[best], l2, sizeof(l2)), x[who[best] * K + i],
+			     z[best] * g[best]);
 		*holds = false;
 	}
 out:
@@ -311,7 +300,7 @@ int fs_check_apf(const struct fs_problem *p, const double *x, double alpha, doub
 
 	*holds = false;
 	if (!(alpha > 0)) {
-		say(why, "apf: alpha %g must be > 0", alpha);
+		fs_error_set(why, "apf: alpha %g must be > 0", alpha);
 		return -EINVAL;
 	}
 	if (tol < MIN_TOL)
@@ -324,7 +313,7 @@ int fs_check_apf(const struct fs_problem *p, const double *x, double alpha, doub
 		return 0;
 	tot = calloc(N, sizeof(double));
 	if (!tot) {
-		say(why, "apf: out of memory");
+		fs_error_set(why, "apf: out of memory");
 		return -ENOMEM;
 	}
 	totals_and_overshoot(p, x, tot);

@@ -21,10 +21,10 @@
  * cap); the result is checked either way.
  */
 #include "psdsf_caps.h"
+#include "error.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +48,10 @@ struct caps_solver {
 	bool *climbing;		    /* [N] */
 	struct bp *bps;		    /* [2N] */
 	double *use, *rate;	    /* [M] */
+	/* Pool k's tenants that can run there (gamma > 0): act[act_off[k] ..
+	 * act_off[k + 1]). Only they ever hold x on k, so each pool's walk
+	 * costs its own tenants, not all N (a fleet's hosts each run a few). */
+	size_t *act, *act_off;
 };
 
 static int cmp_bp(const void *a, const void *b)
@@ -80,7 +84,8 @@ static void use_at(struct caps_solver *s, size_t k, double L)
 
 	memset(s->use, 0, M * sizeof(double));
 	memset(s->rate, 0, M * sizeof(double));
-	for (size_t n = 0; n < s->N; n++) {
+	for (size_t a = s->act_off[k]; a < s->act_off[k + 1]; a++) {
+		size_t n = s->act[a];
 		const double *d = &s->p->demand[n * M];
 		double xn = s->climbing[n] ? at_level(s, n, L) : s->x[n * K + k];
 		/* The same expressions as the breakpoints, so that a
@@ -137,21 +142,18 @@ static double next_saturation(struct caps_solver *s, size_t k, double L0, size_t
 /* Pool k's best response; returns the largest |change| / gamma. */
 static double best_response(struct caps_solver *s, size_t k)
 {
-	const size_t N = s->N, K = s->K, M = s->M;
+	const size_t K = s->K, M = s->M, a0 = s->act_off[k], a1 = s->act_off[k + 1];
 	const double *c = &s->p->capacity[k * M];
 	double moved = 0, L = 0;
 	size_t nbp = 0, bi = 0;
 
-	for (size_t n = 0; n < N; n++) {
+	for (size_t a = a0; a < a1; a++) {
+		size_t n = s->act[a];
 		double g = s->gamma[n * K + k];
 		double xo = s->x[n * K + k];
 
 		s->climbing[n] = false;
 		s->off[n] = s->tot[n] - xo;
-		if (g <= 0) {
-			s->x[n * K + k] = 0;
-			continue;
-		}
 		s->slope[n] = fs_weight(s->p, n) * g;
 		s->room[n] = fmax(0, fmin(cap_of(s, n, k), fs_max_tasks(s->p, n) - s->off[n]));
 		s->x[n * K + k] = 0;
@@ -168,9 +170,9 @@ static double best_response(struct caps_solver *s, size_t k)
 		bool any = false;
 
 		if (!isfinite(Ls)) {
-			for (size_t n = 0; n < N; n++)
-				if (s->climbing[n])
-					s->x[n * K + k] = s->room[n];
+			for (size_t a = a0; a < a1; a++)
+				if (s->climbing[s->act[a]])
+					s->x[s->act[a] * K + k] = s->room[s->act[a]];
 			break;
 		}
 		L = Ls;
@@ -179,7 +181,9 @@ static double best_response(struct caps_solver *s, size_t k)
 		for (size_t r = 0; r < M; r++) {
 			if (r != sat && s->use[r] < c[r] * (1 - s->tol))
 				continue;
-			for (size_t n = 0; n < N; n++) {
+			for (size_t a = a0; a < a1; a++) {
+				size_t n = s->act[a];
+
 				if (!s->climbing[n] || s->p->demand[n * M + r] <= 0)
 					continue;
 				s->x[n * K + k] = at_level(s, n, L);
@@ -193,14 +197,15 @@ static double best_response(struct caps_solver *s, size_t k)
 	/* The level walk is exact up to rounding; keep k within capacity. */
 	for (size_t r = 0; r < M; r++) {
 		double u = 0;
-		for (size_t n = 0; n < N; n++)
-			u += s->x[n * K + k] * s->p->demand[n * M + r];
+		for (size_t a = a0; a < a1; a++)
+			u += s->x[s->act[a] * K + k] * s->p->demand[s->act[a] * M + r];
 		if (u > c[r] && u > 0)
-			for (size_t n = 0; n < N; n++)
-				if (s->p->demand[n * M + r] > 0)
-					s->x[n * K + k] *= c[r] / u;
+			for (size_t a = a0; a < a1; a++)
+				if (s->p->demand[s->act[a] * M + r] > 0)
+					s->x[s->act[a] * K + k] *= c[r] / u;
 	}
-	for (size_t n = 0; n < N; n++) {
+	for (size_t a = a0; a < a1; a++) {
+		size_t n = s->act[a];
 		double g = s->gamma[n * K + k];
 		double xn = s->x[n * K + k];
 		double was = s->tot[n] - s->off[n];
@@ -252,6 +257,13 @@ static void set_shares(const struct fs_problem *p, const double *cap, struct fs_
 int fs_solve_psdsf_caps(const struct fs_problem *p, const double *cap, const struct fs_options *opt,
 			struct fs_solution *out, struct fs_error *err)
 {
+	return fs_solve_psdsf_caps_from(p, cap, opt, NULL, out, err);
+}
+
+int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
+			     const struct fs_options *opt, const double *x0,
+			     struct fs_solution *out, struct fs_error *err)
+{
 	struct caps_solver s = {.p = p, .cap = cap};
 	int max_sweeps = opt && opt->max_iter > 0 ? opt->max_iter : CAPS_DEFAULT_SWEEPS;
 	int r;
@@ -282,15 +294,33 @@ int fs_solve_psdsf_caps(const struct fs_problem *p, const double *cap, const str
 	s.bps = malloc(2 * s.N * sizeof(*s.bps));
 	s.use = malloc(s.M * sizeof(double));
 	s.rate = malloc(s.M * sizeof(double));
-	if (!s.gamma || !s.tot || !s.off || !s.slope || !s.room || !s.climbing || !s.bps ||
+	s.act = malloc((s.N * s.K + 1) * sizeof(size_t));
+	s.act_off = calloc(s.K + 1, sizeof(size_t));
+	if (!s.act || !s.act_off ||!s.gamma || !s.tot || !s.off || !s.slope || !s.room || !s.climbing || !s.bps ||
 	    !s.use || !s.rate) {
 		snprintf(err->msg, sizeof(err->msg), "out of memory for %zu tenants", s.N);
 		r = -ENOMEM;
 		goto out;
 	}
 	for (size_t n = 0; n < s.N; n++)
-		for (size_t k = 0; k < s.K; k++)
+		for (size_t k = 0; k < s.K; k++) {
+			double v = x0 ? x0[n * s.K + k] : 0;
+
 			s.gamma[n * s.K + k] = fs_gamma(p, n, k);
+			/* Where n cannot run, best_response() would zero it
+			 * without counting it off tot: start it at 0. */
+			if (!(v > 0) || !isfinite(v) || s.gamma[n * s.K + k] <= 0)
+				v = 0;
+			s.x[n * s.K + k] = v;
+			s.tot[n] += v;
+		}
+	for (size_t k = 0, a = 0; k < s.K; k++) {
+		s.act_off[k] = a;
+		for (size_t n = 0; n < s.N; n++)
+			if (s.gamma[n * s.K + k] > 0)
+				s.act[a++] = n;
+		s.act_off[k + 1] = a;
+	}
 
 	r = -ERANGE;
 	for (out->iterations = 1; out->iterations <= max_sweeps; out->iterations++) {
@@ -322,19 +352,9 @@ out:
 	free(s.bps);
 	free(s.use);
 	free(s.rate);
+	free(s.act);
+	free(s.act_off);
 	return r;
-}
-
-__attribute__((format(printf, 2, 3))) static bool reject(struct fs_error *why, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why) {
-		va_start(ap, fmt);
-		vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
-		va_end(ap);
-	}
-	return false;
 }
 
 /* The cap bound of feasibility, and whether n is at a cap on k. */
@@ -364,7 +384,7 @@ bool fs_check_psdsf_caps(const struct fs_problem *p, const double *cap, const do
 	use = malloc(M * sizeof(double));
 	richest = malloc(M * sizeof(double));
 	if (!tot || !use || !richest) {
-		ok = reject(why, "out of memory checking %zu tenants", N);
+		ok = fs_reject(why, "out of memory checking %zu tenants", N);
 		goto out;
 	}
 	ok = true;
@@ -372,9 +392,9 @@ bool fs_check_psdsf_caps(const struct fs_problem *p, const double *cap, const do
 		for (size_t k = 0; k < K; k++) {
 			tot[n] += x[n * K + k];
 			if (cap && x[n * K + k] > cap[n * K + k] * (1 + tol) + tol)
-				ok = ok && reject(why, "%s has %g tasks on %s, above its cap %g",
-						  fs_tenant_label(p, n, a, LBL), x[n * K + k],
-						  fs_pool_label(p, k, b, LBL), cap[n * K + k]);
+				ok = ok && fs_reject(why, "%s has %g tasks on %s, above its cap %g",
+						     fs_tenant_label(p, n, a, LBL), x[n * K + k],
+						     fs_pool_label(p, k, b, LBL), cap[n * K + k]);
 		}
 	for (size_t k = 0; k < K && ok; k++) {
 		const double *cp = &p->capacity[k * M];
@@ -403,11 +423,11 @@ bool fs_check_psdsf_caps(const struct fs_problem *p, const double *cap, const do
 				found = p->demand[n * M + r] > 0 && use[r] >= cp[r] * (1 - tol) &&
 					v >= richest[r] * (1 - tol);
 			if (!found)
-				ok = reject(why,
-					    "%s is below its cap on %s and has no bottleneck there "
-					    "(weighted VDS %g)",
-					    fs_tenant_label(p, n, a, LBL),
-					    fs_pool_label(p, k, b, LBL), v);
+				ok = fs_reject(
+				    why,
+				    "%s is below its cap on %s and has no bottleneck there "
+				    "(weighted VDS %g)",
+				    fs_tenant_label(p, n, a, LBL), fs_pool_label(p, k, b, LBL), v);
 		}
 	}
 out:

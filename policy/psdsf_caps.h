@@ -36,6 +36,18 @@
 int fs_solve_psdsf_caps(const struct fs_problem *p, const double *cap, const struct fs_options *opt,
 			struct fs_solution *out, struct fs_error *err);
 
+/*
+ * The same, warm: the sweeps start from x0[N][K] (the last period's answer,
+ * entries for tenants or pools that are new at 0) instead of from zero. A
+ * period's fleet differs from the last one by a few demands, so few sweeps
+ * move anything. x0 entries that are negative or not finite count as 0; the
+ * first sweep replaces every pool's column, so x0 need not be feasible.
+ * NULL x0 is fs_solve_psdsf_caps.
+ */
+int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
+			     const struct fs_options *opt, const double *x0,
+			     struct fs_solution *out, struct fs_error *err);
+
 /* The extended Theorem-1 certificate above, feasibility included. */
 bool fs_check_psdsf_caps(const struct fs_problem *p, const double *cap, const double *x, double tol,
 			 struct fs_error *why);

@@ -200,6 +200,69 @@ static void random_fleets(void **state)
 	assert_int_equal(solved, 200);
 }
 
+/*
+ * Warm starts (the fleet leader's): from the last answer, a perturbed one,
+ * or garbage (negative, NaN, above caps), the result is certified; from the
+ * answer itself it settles in one sweep, and after one demand change in
+ * fewer sweeps than cold.
+ */
+static void warm_starts(void **state)
+{
+	(void)state;
+	struct tu_rng g;
+	int fewer = 0, runs = 0;
+
+	tu_rng_seed(&g, 17);
+	for (int it = 0; it < 60; it++) {
+		struct tu_instance in;
+		size_t n = tu_range(&g, 2, 12), m = tu_range(&g, 1, 4), k = tu_range(&g, 1, 5);
+		struct fs_solution s, w, c;
+		struct fs_error err = {{0}};
+		double *cap, *x0;
+
+		tu_random_instance(&in, &g, n, m, k, TU_WEIGHTS | TU_ZERO_DEMAND);
+		cap = malloc(n * k * sizeof(double));
+		x0 = malloc(n * k * sizeof(double));
+		assert_non_null(cap);
+		assert_non_null(x0);
+		for (size_t i = 0; i < n * k; i++) {
+			double u = tu_uniform(&g);
+			cap[i] = u < 0.25 ? 0 : u < 0.5 ? INFINITY : 10 * tu_uniform(&g);
+		}
+		solve_ok(&in.p, cap, &s);
+		/* from its own answer: one sweep, same answer */
+		assert_int_equal(fs_solve_psdsf_caps_from(&in.p, cap, NULL, s.x, &w, &err), 0);
+		assert_int_equal(w.iterations, 1);
+		assert_certified(&in.p, cap, w.x);
+		fs_solution_free(&w);
+		/* garbage start */
+		for (size_t i = 0; i < n * k; i++)
+			x0[i] = i % 3 == 0 ? -1 : i % 3 == 1 ? NAN : 1e6;
+		assert_int_equal(fs_solve_psdsf_caps_from(&in.p, cap, NULL, x0, &w, &err), 0);
+		assert_certified(&in.p, cap, w.x);
+		fs_solution_free(&w);
+		/* one tenant's cap changed (a demand change on one host) */
+		for (size_t i = 0; i < n * k; i++)
+			if (isfinite(cap[i]) && cap[i] > 0) {
+				cap[i] *= 1.5;
+				break;
+			}
+		assert_int_equal(fs_solve_psdsf_caps_from(&in.p, cap, NULL, s.x, &w, &err), 0);
+		assert_certified(&in.p, cap, w.x);
+		solve_ok(&in.p, cap, &c);
+		fewer += w.iterations < c.iterations;
+		runs += c.iterations > 1;
+		fs_solution_free(&w);
+		fs_solution_free(&c);
+		fs_solution_free(&s);
+		free(cap);
+		free(x0);
+		tu_instance_free(&in);
+	}
+	/* Not every instance needs more than a sweep cold; most that do gain. */
+	assert_true(fewer * 2 >= runs);
+}
+
 static void bad_caps(void **state)
 {
 	(void)state;
@@ -220,6 +283,7 @@ int main(void)
 	    cmocka_unit_test(f2_weighted_cap), cmocka_unit_test(above_cap_rejected),
 	    cmocka_unit_test(f3_paper_capped), cmocka_unit_test(uncapped_is_psdsf),
 	    cmocka_unit_test(random_fleets),   cmocka_unit_test(bad_caps),
+	    cmocka_unit_test(warm_starts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

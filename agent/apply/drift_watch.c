@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The writer's change watch through inotify (see drift_watch.h). */
 #include "drift_watch.h"
+#include "inotify_drain.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -158,44 +159,45 @@ void fs_dw_remove(struct fs_drift_watch *dw, int wd)
 	inotify_rm_watch(dw->fd, wd);
 }
 
+struct dw_poll {
+	struct fs_drift_watch *dw;
+	void (*cb)(void *ctx, uint32_t key, enum fs_dw_event ev);
+	void *ctx;
+	int ret;
+};
+
+static void on_event(void *ctx, const struct inotify_event *ev)
+{
+	struct dw_poll *p = ctx;
+	struct dw_slot *x;
+	uint32_t key;
+
+	if (ev->mask & IN_Q_OVERFLOW) {
+		p->ret = -EOVERFLOW;
+		return;
+	}
+	x = lookup(p->dw, ev->wd);
+	if (!x)
+		return;
+	key = x->key;
+	if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
+		if (ev->mask & IN_IGNORED)
+			erase(p->dw, x); /* the kernel removed the watch */
+		else
+			fs_dw_remove(p->dw, ev->wd);
+		p->cb(p->ctx, key, FS_DW_GONE);
+	} else {
+		p->cb(p->ctx, key, FS_DW_MODIFIED);
+	}
+}
+
 int fs_dw_poll(struct fs_drift_watch *dw, void (*cb)(void *ctx, uint32_t key, enum fs_dw_event ev),
 	       void *ctx)
 {
-	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
-	int ret = 0;
+	struct dw_poll p = {.dw = dw, .cb = cb, .ctx = ctx};
 
-	for (;;) {
-		ssize_t len = read(dw->fd, buf, sizeof(buf));
-		const struct inotify_event *ev;
-
-		if (len < 0 && errno == EINTR)
-			continue;
-		if (len <= 0)
-			return ret; /* EAGAIN: drained */
-		for (char *p = buf; p < buf + len; p += sizeof(*ev) + ev->len) {
-			struct dw_slot *x;
-			uint32_t key;
-
-			ev = (const struct inotify_event *)p;
-			if (ev->mask & IN_Q_OVERFLOW) {
-				ret = -EOVERFLOW;
-				continue;
-			}
-			x = lookup(dw, ev->wd);
-			if (!x)
-				continue;
-			key = x->key;
-			if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
-				if (ev->mask & IN_IGNORED)
-					erase(dw, x); /* the kernel removed the watch */
-				else
-					fs_dw_remove(dw, ev->wd);
-				cb(ctx, key, FS_DW_GONE);
-			} else {
-				cb(ctx, key, FS_DW_MODIFIED);
-			}
-		}
-	}
+	fs_inotify_drain(dw->fd, on_event, &p);
+	return p.ret;
 }
 
 uint32_t fs_dw_count(const struct fs_drift_watch *dw)

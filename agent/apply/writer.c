@@ -33,10 +33,12 @@ struct wr_tenant {
 	int path_err; /* fs_cgfs_check_path(cgroup) */
 	enum fs_backend backend;
 	bool refused_logged;
-	bool checked;	     /* opened since set_tenants / recheck / gone */
-	uint64_t checked_us; /* when it was last opened */
-	uint64_t ino;	     /* its directory's inode then */
-	int lent_fd;	     /* the dirfd dir_fn lent last (never closed here) */
+	bool checked;		/* opened since set_tenants / recheck / gone */
+	uint64_t checked_us;	/* when it was last opened */
+	uint64_t ino;		/* its directory's inode then */
+	int lent_fd;		/* the dirfd dir_fn lent last (never closed here) */
+	int wfd[FS_CGF__COUNT]; /* written files kept open (in lent directories), -1 */
+	uint64_t wfd_ino;	/* the directory they are in */
 	struct wr_slot slot[FS_CGF_SLOTS];
 	/* drift (someone else's writes): */
 	int wd[FS_CGF__COUNT]; /* change watch of each file, -1: none */
@@ -75,6 +77,10 @@ struct fs_writer {
 	size_t pend_cap;
 	int (*dir_fn)(void *ctx, size_t tenant, const char *cgroup, uint64_t *ino);
 	void *dir_ctx;
+	int (*file_fn)(void *ctx, size_t tenant, const char *cgroup, const char *file);
+	size_t fd_budget;	   /* written files that may stay open */
+	size_t fds_kept;	   /* open now (wr_tenant.wfd) */
+	bool cgroup2;		   /* the root is cgroup2: a pwrite replaces the value */
 	struct fs_drift_watch *dw; /* NULL: inotify unavailable, re-read every period */
 	uint64_t drift_total;
 	const struct fs_unit_ops *unit_ops; /* NULL: no systemd backend */
@@ -100,10 +106,28 @@ static int default_write(void *ctx, int dirfd, const char *file, const char *val
 	return fs_cgfs_write_at(dirfd, file, value);
 }
 
-static void free_tenants(struct wr_tenant *t, size_t n)
+/* Closes tenant tn's kept file f. */
+static void drop_wfd(struct fs_writer *w, struct wr_tenant *tn, int f)
 {
-	for (size_t i = 0; i < n; i++)
+	if (tn->wfd[f] < 0)
+		return;
+	close(tn->wfd[f]);
+	tn->wfd[f] = -1;
+	w->fds_kept--;
+}
+
+static void drop_wfds(struct fs_writer *w, struct wr_tenant *tn)
+{
+	for (int f = 0; f < FS_CGF__COUNT; f++)
+		drop_wfd(w, tn, f);
+}
+
+static void free_tenants(struct fs_writer *w, struct wr_tenant *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		drop_wfds(w, &t[i]);
 		free(t[i].cgroup);
+	}
 	free(t);
 }
 
@@ -114,15 +138,15 @@ int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgro
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
+		for (int f = 0; f < FS_CGF__COUNT; f++)
+			t[i].wd[f] = t[i].wfd[f] = -1;
 		t[i].cgroup = strdup(cgroups[i]);
 		if (!t[i].cgroup) {
-			free_tenants(t, i);
+			free_tenants(w, t, i);
 			return -ENOMEM;
 		}
 		t[i].path_err = fs_cgfs_check_path(cgroups[i]);
 		t[i].lent_fd = -1;
-		for (int f = 0; f < FS_CGF__COUNT; f++)
-			t[i].wd[f] = -1;
 	}
 	/* Watch keys are tenant indexes: a new instance drops every old watch
 	 * (each tenant is opened, watched and checked again at its next apply). */
@@ -136,7 +160,7 @@ int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgro
 	 * through the hash at the next apply of their cgroup. */
 	for (size_t i = 0; i < w->t.n; i++)
 		w->t.e[i]->ref = NULL;
-	free_tenants(w->tenants, w->n_tenants);
+	free_tenants(w, w->tenants, w->n_tenants);
 	w->tenants = t;
 	w->n_tenants = n;
 	return 0;
@@ -151,7 +175,7 @@ void fs_writer_close(struct fs_writer *w)
 	if (w->lock_fd >= 0)
 		close(w->lock_fd);
 	wr_table_free(&w->t);
-	free_tenants(w->tenants, w->n_tenants);
+	free_tenants(w, w->tenants, w->n_tenants);
 	fs_buf_free(&w->buf);
 	free(w->pend);
 	free(w->cgroup_root);
@@ -208,6 +232,8 @@ int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o)
 	w->dir_ctx = o->dir_ctx;
 	w->unit_ops = o->unit_ops;
 	w->unit_ctx = o->unit_ctx;
+	w->file_fn = o->dir_fn ? o->file_fn : NULL;
+	w->fd_budget = o->dir_fn && !o->write_fn ? o->max_open_files : 0;
 	w->mem_margin = o->mem_margin ? o->mem_margin : 16ull << 20;
 	w->einval_limit = o->einval_limit ? o->einval_limit : 3;
 	w->reprobe_us = o->reprobe_us ? o->reprobe_us : 60000000ull;
@@ -234,6 +260,7 @@ int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o)
 			strerror(-r));
 		goto out;
 	}
+	w->cgroup2 = fs_cgfs_is_cgroup2(w->cg.root_fd);
 	r = fs_writer_set_tenants(w, o->n_tenants, o->cgroups);
 	if (r < 0)
 		goto out;
@@ -458,9 +485,54 @@ static bool steady(const struct item *it, size_t n, uint64_t now_us, struct fs_a
 
 enum write_outcome { WR_OK, WR_UNCHANGED, WR_BACKOFF, WR_GONE, WR_FAILED };
 
-static enum write_outcome write_item(struct fs_writer *w, int dirfd, const char *cgroup,
-				     struct wr_entry *e, const char *value, uint64_t now_us,
-				     bool force)
+/*
+ * Writes value into file f of the directory dirfd (inode ino) of tenant tn
+ * (NULL: a restore). In a directory lent by dir_fn the file stays open
+ * within the budget and later values are one pwrite each. Kept write-only:
+ * a cgroupfs file that was read holds a page for its text until closed
+ * (~7 KiB per fd with the rest, sample_cgroupfs.c), one only written does
+ * not, so the originals are still read by name, once. A kept file that
+ * went away (-ENODEV: its controller or cgroup removed) is closed and the
+ * value written by name, which says what is there now. Elsewhere, and with
+ * a write_fn of the caller's: write_fn (openat, write, close).
+ */
+static int write_file(struct fs_writer *w, struct wr_tenant *tn, int dirfd, uint64_t ino,
+		      enum fs_cgfile f, const char *value)
+{
+	const char *file = fs_cgfiles[f].name;
+	int fd, r;
+
+	if (!tn || w->fd_budget == 0 || dirfd < 0 || dirfd != tn->lent_fd || ino == 0)
+		return w->write_fn(w->write_ctx, dirfd, file, value);
+	if (tn->wfd_ino != ino) {
+		drop_wfds(w, tn); /* another directory at the path now */
+		tn->wfd_ino = ino;
+	}
+	fd = tn->wfd[f];
+	if (fd < 0 && w->fds_kept < w->fd_budget) {
+		fd = fs_cgfs_open_file_w(dirfd, file);
+		if (fd >= 0) {
+			tn->wfd[f] = fd;
+			w->fds_kept++;
+		} else if (fd == -EMFILE || fd == -ENFILE) {
+			w->fd_budget = w->fds_kept; /* the rest of the daemon needs them */
+		} else {
+			return fd; /* as the open by name would fail */
+		}
+	}
+	if (fd < 0)
+		return w->write_fn(w->write_ctx, dirfd, file, value);
+	/* a fake tree's regular file is cut to the value, as O_TRUNC did */
+	r = fs_cgfs_pwrite(fd, value, !w->cgroup2);
+	if (r != -ENODEV && r != -EBADF)
+		return r;
+	drop_wfd(w, tn, f);
+	return w->write_fn(w->write_ctx, dirfd, file, value);
+}
+
+static enum write_outcome write_item(struct fs_writer *w, struct wr_tenant *tn, int dirfd,
+				     uint64_t ino, const char *cgroup, struct wr_entry *e,
+				     const char *value, uint64_t now_us, bool force)
 {
 	const char *file = fs_cgfiles[e->file].name;
 	int r;
@@ -473,7 +545,7 @@ static enum write_outcome write_item(struct fs_writer *w, int dirfd, const char 
 		r = w->unit_ops ? w->unit_ops->write(w->unit_ctx, cgroup, e->file, e->dev, value)
 				: -EOPNOTSUPP;
 	else
-		r = w->write_fn(w->write_ctx, dirfd, file, value);
+		r = write_file(w, tn, dirfd, ino, e->file, value);
 	if (r == 0) {
 		e->einval_count = 0;
 		e->unsupported_until = 0;
@@ -509,9 +581,24 @@ static enum write_outcome write_item(struct fs_writer *w, int dirfd, const char 
  * memory.max below what the group uses would make the kernel reclaim hard or
  * OOM-kill at once; lowering below usage is memory.high's job.
  */
-static bool clamp_memory_max(struct fs_writer *w, int dirfd, const char *cgroup, struct item *it,
+/* memory.current of tenant tn's directory dirfd into w->buf: through the
+ * caller's kept fd when dirfd is the caller's (file_fn), else by name. */
+static int read_mem_current(struct fs_writer *w, struct wr_tenant *tn, int dirfd)
+{
+	int fd =
+	    w->file_fn && dirfd == tn->lent_fd
+		? w->file_fn(w->dir_ctx, (size_t)(tn - w->tenants), tn->cgroup, "memory.current")
+		: -1;
+
+	if (fd >= 0 && fs_cgfs_pread(fd, &w->buf) == 0)
+		return 0;
+	return fs_cgfs_read_at(dirfd, "memory.current", &w->buf);
+}
+
+static bool clamp_memory_max(struct fs_writer *w, struct wr_tenant *tn, int dirfd, struct item *it,
 			     uint64_t now_us)
 {
+	const char *cgroup = tn->cgroup;
 	bool unit = it->e->unit;
 	uint64_t want = value_number(unit, it->value);
 	uint64_t old = value_number(unit, it->e->has_last ? it->e->last : NULL);
@@ -521,7 +608,7 @@ static bool clamp_memory_max(struct fs_writer *w, int dirfd, const char *cgroup,
 	 * no read of memory.current (a tenant whose other files changed). */
 	if (it->e->has_last && strcmp(it->e->last, it->value) == 0)
 		return false;
-	if (want == FS_VALUE_MAX || fs_cgfs_read_at(dirfd, "memory.current", &w->buf) < 0)
+	if (want == FS_VALUE_MAX || read_mem_current(w, tn, dirfd) < 0)
 		return false;
 	cur = strtoull(w->buf.data, NULL, 10);
 	floor = cur + w->mem_margin;
@@ -617,12 +704,12 @@ static void write_tenant(struct fs_writer *w, struct wr_tenant *tn, int dirfd, u
 	}
 	n = k;
 	for (size_t i = 0; i < n; i++)
-		if (it[i].file == FS_CGF_MEM_MAX &&
-		    clamp_memory_max(w, dirfd, tn->cgroup, &it[i], now_us))
+		if (it[i].file == FS_CGF_MEM_MAX && clamp_memory_max(w, tn, dirfd, &it[i], now_us))
 			res->clamped++;
 	order_items(it, n);
 	for (size_t i = 0; i < n; i++) {
-		switch (write_item(w, dirfd, tn->cgroup, it[i].e, it[i].value, now_us, false)) {
+		switch (write_item(w, tn, dirfd, ino, tn->cgroup, it[i].e, it[i].value, now_us,
+				   false)) {
 		case WR_OK:
 			res->written++;
 			tn->wrote |= 1u << it[i].file;
@@ -789,6 +876,8 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 	tn->checked_us = now_us;
 	tn->ino = ino;
 	tn->check = 0;
+	if (tn->wfd_ino != ino)
+		drop_wfds(w, tn); /* a recreated cgroup: its files are others */
 	if (tn->watch_ino != tn->ino) {
 		unwatch_tenant(w, tn);
 		tn->watch_ino = tn->ino;
@@ -825,6 +914,8 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 			 * Unreadable: a failure. Either way skip it this round:
 			 * never write what we could not save. */
 			log_no_original(w, tn, &it[i], r, now_us);
+			if (r == -ENOENT)
+				drop_wfd(w, tn, (int)it[i].file); /* gone: not kept */
 			if (r == -ENOENT) {
 				res->unsupported++;
 				it[i].slot->missing_until = now_us + w->reprobe_us;
@@ -928,6 +1019,7 @@ static void on_watch(void *ctx, uint32_t key, enum fs_dw_event ev)
 	tn = &w->tenants[t];
 	if (ev == FS_DW_GONE) {
 		tn->wd[f] = -1;
+		drop_wfd(w, tn, (int)f);
 		tn->checked = false; /* gone, or recreated: see at the next apply */
 	} else if (!(tn->wrote & (1u << f))) {
 		tn->check |= 1u << f;
@@ -1133,7 +1225,7 @@ static int restore_group(struct fs_writer *w, struct wr_entry **es, size_t n)
 
 		if (it[i].gone)
 			continue;
-		wo = write_item(w, dirfd, cgroup, it[i].e, it[i].e->orig, 0, true);
+		wo = write_item(w, NULL, dirfd, 0, cgroup, it[i].e, it[i].e->orig, 0, true);
 		if (wo == WR_GONE) {
 			/* the rest of this backend's entries go with it */
 			for (size_t j = i; j < n; j++)

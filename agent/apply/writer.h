@@ -125,6 +125,16 @@ struct fs_writer_opts {
 	 * saved unit properties cannot be restored) */
 	const struct fs_unit_ops *unit_ops;
 	void *unit_ctx;
+	/* How many written files may stay open between applies (0: none).
+	 * Only files in a directory lent by dir_fn (its owner notices a
+	 * removed or recreated cgroup and the inode tells) and only with the
+	 * default write_fn: a kept file costs one pwrite(2) per change instead
+	 * of an openat, a write and a close (issue 19). */
+	size_t max_open_files;
+	/* optional, with dir_fn: an open fd of `file` (memory.current) in the
+	 * lent directory of tenant `tenant` that the caller keeps for reading
+	 * with pread, or -1. Never closed here. */
+	int (*file_fn)(void *ctx, size_t tenant, const char *cgroup, const char *file);
 };
 
 struct fs_apply_result {

@@ -106,6 +106,8 @@ static void tenant(const struct fcj_status *s, struct json_object *o, struct fcj
 	t->present = flag(o, "present");
 	t->promoted = flag(o, "promoted");
 	t->weight = num(o, "weight");
+	t->fleet_weight = num(o, "fleet_weight");
+	str(o, "fleet_weight_from", t->fleet_weight_from, sizeof(t->fleet_weight_from));
 	t->entitlement = num(o, "entitlement");
 	t->granted = num(o, "granted");
 	t->share = num(o, "share");

@@ -35,6 +35,8 @@ struct fcj_tenant {
 	char estimate[96];
 	bool present, promoted, written;
 	double weight, entitlement, granted, share, gap;
+	double fleet_weight;	    /* fleet mode: the leader's weight; NAN = none */
+	char fleet_weight_from[16]; /* "fleet", "template", "host" */
 	/* per resource of fcj_status.res; NAN = missing, INFINITY = no limit */
 	double demand[FS_MAX_RES], alloc[FS_MAX_RES], usage[FS_MAX_RES], limit[FS_MAX_RES];
 	char cpu_max[48], mem_high[24], mem_max[24];

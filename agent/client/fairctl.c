@@ -12,6 +12,9 @@
 #ifdef FAIRCTL_HAVE_LIVE
 #include "fairctl_client.h"
 #endif
+#ifdef FAIRCTL_HAVE_FLEET
+#include "fairctl_fleet.h"
+#endif
 
 struct fairctl_cmd {
 	const char *name;
@@ -39,6 +42,12 @@ static const struct fairctl_cmd commands[] = {
      "restore the original cgroup values and stop enforcing until reload (root)"},
     {"set-weight", fairctl_set_weight_main, "[--socket PATH] TENANT WEIGHT",
      "change TENANT's weight until the next reload (root)"},
+#endif
+#ifdef FAIRCTL_HAVE_FLEET
+    /* these talk to etcd (fleet mode, docs/fleet.md) */
+    {"fleet", fairctl_fleet_cmd_main,
+     "[--config FILE] set-weight NAME W | unset-weight NAME | push FILE.ini | weights",
+     "the fleet-wide weights in etcd; status --fleet and top --fleet show the fleet"},
 #endif
 };
 

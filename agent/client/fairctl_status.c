@@ -13,12 +13,16 @@
 #include "control_json.h"
 #include "fairctl.h"
 #include "fairctl_client.h"
+#ifdef FAIRCTL_HAVE_FLEET
+#include "fairctl_fleet.h"
+#endif
 
 static void usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "Usage: fairctl status [--json] [--socket PATH]\n\n"
+	    "Usage: fairctl status [--json] [--socket PATH]\n"
+	    "       fairctl status --fleet [--config FILE] [--json]   (fairctl fleet --help)\n\n"
 	    "Show the running fairshared's allocation: policy, period, bottleneck resources,\n"
 	    "and per tenant its weight and entitlement, demand, allocation, measured use,\n"
 	    "bottleneck resources, share, minimal gap, mode and the cgroup limits; in\n"
@@ -80,6 +84,13 @@ static void print_tenant(FILE *f, const struct fcj_status *s, const struct fcj_t
 {
 	fprintf(f, "\n%s (%s): weight %g, entitlement %.1f%%, mode %s%s\n", t->name, t->cgroup,
 		t->weight, 100 * t->entitlement, t->mode, t->present ? "" : " (cgroup missing)");
+	if (isfinite(t->fleet_weight))
+		fprintf(f, "    fleet      weight %g (%s), the leader's for every host\n",
+			t->fleet_weight,
+			!strcmp(t->fleet_weight_from, "host")
+			    ? "no fleet weight: a host's configured"
+			: !strcmp(t->fleet_weight_from, "template") ? "its template's, from etcd"
+								    : "from etcd");
 	if (t->template_name[0])
 		fprintf(f, "    template   %s%s%s\n", t->template_name,
 			t->login[0] ? ", user " : "", t->login);
@@ -144,6 +155,10 @@ int fairctl_status_main(int argc, char **argv)
 	char err[512];
 	int r;
 
+#ifdef FAIRCTL_HAVE_FLEET
+	if (fairctl_fleet_asked(argc, argv))
+		return fairctl_fleet_exec("status", argc, argv);
+#endif
 	r = fctl_view_options(argc, argv, usage, &json, &sock);
 	if (r >= 0)
 		return r;

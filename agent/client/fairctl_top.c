@@ -26,6 +26,9 @@
 #include "control_json.h"
 #include "fairctl.h"
 #include "fairctl_client.h"
+#ifdef FAIRCTL_HAVE_FLEET
+#include "fairctl_fleet.h"
+#endif
 
 #define DELAY_MIN 0.1
 #define DELAY_MAX 60.0
@@ -70,7 +73,9 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "Usage: fairctl top [--batch] [-n N] [--delay SECONDS] [--order KEY] [--socket "
-	    "PATH]\n\n"
+	    "PATH]\n"
+	    "       fairctl top --fleet [--config FILE] [--batch] [-n N] [--delay S]   (the whole\n"
+	    "       fleet from etcd: fairctl fleet --help)\n\n"
 	    "Live view of the running fairshared: one row per tenant, refreshed every period.\n\n"
 	    "  -b, --batch          plain text frames, no terminal control (automatic when\n"
 	    "                       stdout is not a terminal)\n"
@@ -505,6 +510,11 @@ int fairctl_top_main(int argc, char **argv)
 	};
 	struct top tp = {.delay = 1.0, .iterations = -1};
 	struct sigaction sa = {.sa_handler = on_signal};
+
+#ifdef FAIRCTL_HAVE_FLEET
+	if (fairctl_fleet_asked(argc, argv))
+		return fairctl_fleet_exec("top", argc, argv);
+#endif
 	char *end;
 	int c, ret;
 

@@ -17,6 +17,7 @@ void fsd_plan_config(const struct fs_conf *c, const bool *io_weight_works, struc
 	pc->rule = c->agent.policy == FS_CONF_POLICY_NJC ? FS_RULE_NJC : FS_RULE_PSDSF;
 	pc->enforce = c->agent.enforce;
 	pc->res = c->res;
+	pc->interval_usec = c->agent.interval_us;
 	for (size_t k = 0; io_weight_works && k < c->n_disks && k < FS_MAX_DISKS; k++)
 		pc->io_weight_works[k] = io_weight_works[k];
 }
@@ -113,6 +114,7 @@ void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sampl
 			es->alloc[r] = prev->alloc[r];
 	}
 	es->cpu_throttled_delta = s->cpu_nr_throttled;
+	es->cpu_throttled_us = s->cpu_throttled_us;
 	es->mem_high_events_delta = s->mem_ev_high;
 	es->mem_max_events_delta = s->mem_ev_max;
 	es->mem_refault_bytes = s->mem_refault_bytes;
@@ -120,6 +122,20 @@ void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sampl
 	es->psi_mem = s->psi_mem.some_avg10;
 	es->psi_io = s->psi_io.some_avg10;
 	es->cpu_wait = s->cpu_runq_wait_preempted;
+}
+
+double fsd_cpu_total(const struct fs_resources *res, size_t n,
+		     const struct fs_tenant_sample *samples)
+{
+	int r = fs_resources_find(res, FS_RES_CPU);
+	double total = 0;
+
+	if (r < 0)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		if (samples[i].present && !samples[i].reset)
+			total += fsd_usage(res, &samples[i], (size_t)r);
+	return total;
 }
 
 void fsd_limits(const struct plan_config *pc, const struct plan_tenant *t, struct fs_limits *l)

@@ -5,7 +5,8 @@
  * mapping is tested alone (tests/agent/test_adapt.c):
  *
  *   config  -> estimator and planner settings   fsd_est_config, fsd_plan_config
- *   samples -> contention and estimator input    fsd_io_load, fsd_est_sample
+ *   samples -> contention and estimator input    fsd_io_load, fsd_est_sample,
+ *                                                fsd_cpu_total
  *   plan    -> the writer's file values          fsd_limits
  *
  * Time: the estimator and the planner count in periods (they are pure
@@ -74,6 +75,11 @@ void fsd_io_load(const struct fs_resources *res, const struct ct_config *ccfg,
 void fsd_est_sample(const struct fs_resources *res, const struct fs_tenant_sample *s,
 		    const bool *contended, const struct plan_tenant *prev, bool limits_written,
 		    struct est_sample *es);
+
+/* The present tenants' CPU use together, cores (tenants on a new baseline
+ * do not count); NaN without a CPU resource. The estimator's cpu_total. */
+double fsd_cpu_total(const struct fs_resources *res, size_t n,
+		     const struct fs_tenant_sample *samples);
 
 /* The writer's values for one planned tenant: every file the planner sets,
  * one io.max line per disk of pc->res (plan_io_max), memory.low when it has

@@ -185,7 +185,7 @@ static int tenants_alloc(struct fsd_daemon *d, const struct fs_conf *c)
 			a.pin[i].max[r] = t->max[r];
 		}
 		snprintf(a.pub[i].name, sizeof(a.pub[i].name), "%s", t->name);
-		snprintf(a.pub[i].cgroup, sizeof(a.pub[i].cgroup), "%s", t->cgroup);
+		a.pub[i].cgroup = t->cgroup; /* c outlives these arrays */
 		snprintf(a.pub[i].template_name, sizeof(a.pub[i].template_name), "%s",
 			 t->template_name);
 		snprintf(a.pub[i].login, sizeof(a.pub[i].login), "%s", t->login);
@@ -308,6 +308,16 @@ static void rechoose_backend(struct fsd_daemon *d, size_t i)
 		fs_writer_set_backend(d->writer, i, b->backend);
 }
 
+/* The writer's fs_writer_opts.file_fn: the sampler's open memory.current. */
+static int sampler_file(void *ctx, size_t tenant, const char *cgroup, const char *file)
+{
+	const struct fsd_daemon *d = ctx;
+
+	if (!d->sampler || !d->ops->file_fd)
+		return -1;
+	return d->ops->file_fd(d->sampler, tenant, cgroup, file);
+}
+
 static int writer_open(struct fsd_daemon *d, const struct fs_conf *c, const struct plan_config *pc,
 		       struct fs_writer **out)
 {
@@ -329,6 +339,9 @@ static int writer_open(struct fsd_daemon *d, const struct fs_conf *c, const stru
 	    .dir_ctx = d,
 	    .unit_ops = &fs_ubus_ops,
 	    .unit_ctx = d->ubus,
+	    .file_fn = sampler_file,
+	    /* what the sampler's budget leaves over (fs_cgroupfs_fd_budget) */
+	    .max_open_files = fs_cgroupfs_writer_fds(c->n_tenants),
 	};
 	r = fs_writer_open(out, &wo);
 	free(cgroups);
@@ -538,8 +551,10 @@ void fsd_daemon_free(struct fsd_daemon *d)
 static void estimate_all(struct fsd_daemon *d)
 {
 	struct est_sample es;
+	double cpu_total;
 
 	estimate_disks(d);
+	cpu_total = fsd_cpu_total(&d->pcfg_now.res, d->n, d->ta.samples);
 	for (size_t i = 0; i < d->n; i++) {
 		const struct fs_tenant_sample *s = &d->ta.samples[i];
 		const struct fs_conf_tenant *ct = &d->conf->tenants[i];
@@ -558,6 +573,7 @@ static void estimate_all(struct fsd_daemon *d)
 				       limits_in_force(d), &es);
 			for (size_t r = 0; r < d->pcfg_now.res.n; r++)
 				es.stalled[r] = ct_stalled(&d->ccfg, &d->ct, r);
+			es.cpu_total = cpu_total;
 			est_update(&d->pcfg_now.res, &d->ecfg, ct->has_demand ? ct->demand : NULL,
 				   &d->ta.est[i], &es, &d->ta.est[i]);
 			memcpy(p->usage, es.usage, sizeof(p->usage));
@@ -626,6 +642,11 @@ static void publish(struct fsd_daemon *d, uint64_t now_us)
 	for (size_t i = 0; i < d->n; i++) {
 		p->t[i].present = d->ta.pin[i].present;
 		p->t[i].weight = d->ta.pin[i].weight;
+		p->t[i].fleet_weight = 0;
+		p->t[i].fleet_weight_from = NULL;
+		if (d->fleet)
+			fsd_fleet_weight(d->fleet, p->t[i].name, &p->t[i].fleet_weight,
+					 &p->t[i].fleet_weight_from);
 		memcpy(p->t[i].usage, d->ta.pin[i].usage, sizeof(p->t[i].usage));
 		p->t[i].est = d->ta.est[i];
 		p->t[i].plan = d->plan.t[i];
@@ -784,8 +805,8 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 	host.mem_available = d->host_mem.available;
 	host.mem_psi_full = d->host_mem.psi_full_avg10;
 	if (d->fleet) {
-		enum fsd_fleet_outcome fo =
-		    fsd_fleet_step(d->fleet, &d->pcfg_now.res, d->n, d->ta.pin, now_us, d->given_x);
+		enum fsd_fleet_outcome fo = fsd_fleet_step(
+		    d->fleet, &d->pcfg_now.res, d->n, d->ta.pin, d->ta.pub, now_us, d->given_x);
 
 		fsd_fleet_publish(d->fleet, &d->pub.fleet);
 		if (fo == FSD_FLEET_HOLD && d->have_plan) {

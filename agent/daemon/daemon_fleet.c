@@ -67,8 +67,21 @@ static uint64_t realtime_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+bool fsd_fleet_weight(const struct fsd_fleet *ff, const char *tenant, double *weight,
+		      const char **from)
+{
+	const struct fleet_grant *g = ff ? fleet_applied_grant(ff->f, tenant) : NULL;
+
+	if (!g || !(g->weight > 0))
+		return false;
+	*weight = g->weight;
+	*from = fleet_weight_from_name(g->from);
+	return true;
+}
+
 enum fsd_fleet_outcome fsd_fleet_step(struct fsd_fleet *ff, const struct fs_resources *res,
-				      size_t n, const struct plan_tenant_in *pin, uint64_t now_us,
+				      size_t n, const struct plan_tenant_in *pin,
+				      const struct fsd_tenant_pub *tpub, uint64_t now_us,
 				      double *given_x)
 {
 	struct fleet_host_rec *me = &ff->me;
@@ -103,6 +116,7 @@ enum fsd_fleet_outcome fsd_fleet_step(struct fsd_fleet *ff, const struct fs_reso
 			continue;
 		snprintf(me->t[m].name, sizeof(me->t[m].name), "%s", pin[i].name);
 		me->t[m].weight = pin[i].weight;
+		snprintf(me->t[m].tmpl, sizeof(me->t[m].tmpl), "%s", tpub[i].template_name);
 		for (size_t r = 0; r < res->n; r++)
 			me->t[m].demand[r] = pin[i].demand[r] > 0 ? pin[i].demand[r] : 0;
 		index[m++] = i;
@@ -154,9 +168,14 @@ void fsd_fleet_publish(const struct fsd_fleet *ff, struct fsd_fleet_pub *pub)
 	pub->now_real_us = realtime_us();
 	pub->solved_hosts = st->solved_hosts;
 	pub->solve_ns = st->solve_ns;
+	pub->solve_iterations = st->solve_iterations;
+	pub->solve_warm = st->solve_warm;
+	pub->fleet_weights = st->fleet_weights;
+	snprintf(pub->weights_note, sizeof(pub->weights_note), "%s", st->weights_note);
 	memcpy(pub->periods, st->periods, sizeof(pub->periods));
 	pub->etcd_requests = st->etcd_requests;
 	pub->etcd_bytes = st->etcd_bytes;
+	pub->etcd_bytes_received = st->etcd_bytes_received;
 }
 
 #else /* !FSD_HAVE_FLEET */
@@ -177,11 +196,19 @@ void fsd_fleet_close(struct fsd_fleet *ff)
 }
 
 enum fsd_fleet_outcome fsd_fleet_step(struct fsd_fleet *ff, const struct fs_resources *res,
-				      size_t n, const struct plan_tenant_in *pin, uint64_t now_us,
+				      size_t n, const struct plan_tenant_in *pin,
+				      const struct fsd_tenant_pub *tpub, uint64_t now_us,
 				      double *given_x)
 {
-	(void)ff, (void)res, (void)n, (void)pin, (void)now_us, (void)given_x;
+	(void)ff, (void)res, (void)n, (void)pin, (void)tpub, (void)now_us, (void)given_x;
 	return FSD_FLEET_LOCAL;
+}
+
+bool fsd_fleet_weight(const struct fsd_fleet *ff, const char *tenant, double *weight,
+		      const char **from)
+{
+	(void)ff, (void)tenant, (void)weight, (void)from;
+	return false;
 }
 
 void fsd_fleet_publish(const struct fsd_fleet *ff, struct fsd_fleet_pub *pub)

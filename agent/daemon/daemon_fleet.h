@@ -10,6 +10,7 @@
 #ifndef FAIRSHARE_DAEMON_FLEET_H
 #define FAIRSHARE_DAEMON_FLEET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,11 +30,19 @@ struct fsd_fleet;
 int fsd_fleet_open(struct fsd_fleet **out, const struct fs_conf *conf);
 void fsd_fleet_close(struct fsd_fleet *ff);
 
-/* One period: pin[0..n) as the planner gets them, res their resources (this
+/* One period: pin[0..n) as the planner gets them, tpub[0..n) their
+ * published state (the template that made each), res their resources (this
  * period's capacities). given_x[n] is filled for FSD_FLEET_APPLY. */
 enum fsd_fleet_outcome fsd_fleet_step(struct fsd_fleet *ff, const struct fs_resources *res,
-				      size_t n, const struct plan_tenant_in *pin, uint64_t now_us,
+				      size_t n, const struct plan_tenant_in *pin,
+				      const struct fsd_tenant_pub *tpub, uint64_t now_us,
 				      double *given_x);
+
+/* The fleet weight the leader used for tenant in the allocation last
+ * applied, and where it came from ("fleet", "template", "host"): false when
+ * none was applied to it. */
+bool fsd_fleet_weight(const struct fsd_fleet *ff, const char *tenant, double *weight,
+		      const char **from);
 
 /* The state for status/metrics. */
 void fsd_fleet_publish(const struct fsd_fleet *ff, struct fsd_fleet_pub *pub);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Noticing template matches come and go (see template_watch.h). */
 #include "template_watch.h"
+#include "inotify_drain.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -126,31 +127,19 @@ void fsd_tmpl_watch_close(struct fsd_tmpl_watch *w)
 	free(w);
 }
 
-static void drain(struct fsd_tmpl_watch *w)
+static void on_event(void *ctx, const struct inotify_event *ev)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct fsd_tmpl_watch *w = ctx;
 
-	for (;;) {
-		ssize_t len = read(w->fd, buf, sizeof(buf));
-		const struct inotify_event *ev;
+	for (size_t i = 0; i < w->n; i++) {
+		struct tw_one *t = &w->t[i];
 
-		if (len < 0 && errno == EINTR)
-			continue;
-		if (len <= 0)
-			return;
-		for (char *p = buf; p < buf + len; p += sizeof(*ev) + ev->len) {
-			ev = (const struct inotify_event *)p;
-			for (size_t i = 0; i < w->n; i++) {
-				struct tw_one *t = &w->t[i];
-
-				if (ev->mask & IN_Q_OVERFLOW)
-					t->dirty = true;
-				else if (t->wd == ev->wd) {
-					t->dirty = true;
-					if (ev->mask & (IN_IGNORED | IN_DELETE_SELF))
-						t->wd = -1; /* gone: watched again when back */
-				}
-			}
+		if (ev->mask & IN_Q_OVERFLOW)
+			t->dirty = true;
+		else if (t->wd == ev->wd) {
+			t->dirty = true;
+			if (ev->mask & (IN_IGNORED | IN_DELETE_SELF))
+				t->wd = -1; /* gone: watched again when back */
 		}
 	}
 }
@@ -170,7 +159,7 @@ bool fsd_tmpl_watch_changed(struct fsd_tmpl_watch *w, const struct fs_conf *c)
 
 	if (!w)
 		return false;
-	drain(w);
+	fs_inotify_drain(w->fd, on_event, w);
 	for (size_t i = 0; i < w->n && i < c->n_templates; i++) {
 		struct tw_one *t = &w->t[i];
 

@@ -19,6 +19,7 @@ void est_config_default(struct est_config *cfg)
 	cfg->follow_share = 0.8;
 	cfg->follow_grace = 2;
 	cfg->refault_share = 0.01;
+	cfg->cpu_busy = FS_RES_BUSY_SHARE;
 }
 
 void est_sample_init(struct est_sample *s)
@@ -29,7 +30,7 @@ void est_sample_init(struct est_sample *s)
 		s->alloc[r] = NAN;
 	}
 	s->psi_cpu = s->psi_mem = s->psi_io = s->cpu_wait = NAN;
-	s->mem_refault_bytes = NAN;
+	s->mem_refault_bytes = s->cpu_throttled_us = s->cpu_total = NAN;
 }
 
 void est_state_init(struct est_state *s)
@@ -54,6 +55,19 @@ static bool psi_high(const struct est_config *cfg, double avg10)
 	return cfg->psi_threshold > 0 && avg10 > cfg->psi_threshold;
 }
 
+/* cpu.max throttled the tenant in the period (estimate.h). NaN compares false. */
+static bool cpu_throttled(const struct est_sample *s)
+{
+	return s->cpu_throttled_delta > 0 || s->cpu_throttled_us > 0;
+}
+
+/* The tenants together use at least cpu_busy of the CPU, or nobody knows:
+ * only then is runqueue wait (or PSI cpu) contention among them. */
+static bool cpu_contended(const struct est_config *cfg, const struct est_sample *s, double cap)
+{
+	return !(s->cpu_total < cfg->cpu_busy * cap);
+}
+
 bool est_at_io_limit(const struct est_config *cfg, double rate, double limit)
 {
 	return isfinite(limit) && limit > 0 && rate >= cfg->io_limit_ratio * limit;
@@ -71,14 +85,16 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 		held[r] = false;
 		switch (res->kind[r]) {
 		case FS_RES_CPU:
-			if (s->cpu_throttled_delta > 0) {
+			if (cpu_throttled(s)) {
 				held[r] = true;
 				reasons |= EST_CPU_THROTTLED;
 			}
 			/* PSI cpu is a proxy for runqueue wait: once the wait itself
 			 * is measured it sets the CPU demand (est_update) instead of
-			 * probing every resource. */
-			if (isnan(s->cpu_wait) && psi_high(cfg, s->psi_cpu)) {
+			 * probing every resource. Like the wait, it is contention
+			 * only on a CPU the tenants keep busy. */
+			if (isnan(s->cpu_wait) && psi_high(cfg, s->psi_cpu) &&
+			    cpu_contended(cfg, s, res->capacity[r])) {
 				held[r] = true;
 				reasons |= EST_PSI_CPU;
 			}
@@ -197,8 +213,10 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 			d = declared[r];
 			out.reasons |= EST_DECLARED;
 		} else if (res->kind[r] == FS_RES_CPU && sample->cpu_wait >= cfg->wait_min &&
-			   sample->cpu_wait > 0) {
-			/* NaN wait (unknown) fails the comparisons: no change. */
+			   sample->cpu_wait > 0 && !cpu_throttled(sample) &&
+			   cpu_contended(cfg, sample, cap)) {
+			/* NaN wait (unknown) fails the comparisons: no change.
+			 * Throttled: the probe answers (estimate.h). */
 			double runnable = clamp(sample->usage[r], 0, INFINITY) + sample->cpu_wait;
 
 			if (runnable > d) {

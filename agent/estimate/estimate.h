@@ -11,7 +11,7 @@
  *    usage (once the probe factor has decayed back to 1 and an earlier,
  *    higher estimate has fallen off; see below).
  *  - A tenant is held back on a resource when the kernel says so: cpu
- *    throttled (cpu.stat nr_throttled grew), memory at memory.high or
+ *    throttled (below), memory at memory.high or
  *    memory.max (memory.events "high" or "max" grew) or refaulting (pages
  *    evicted earlier faulted back in, memory.stat workingset_refault_*,
  *    at least refault_share of its usage in the period: its working set
@@ -69,6 +69,13 @@
  *    estimate exceeds the host.
  *  - A declared demand (config `demand`) overrides the estimate of that
  *    resource (NaN = not declared).
+ *  - CPU held back means throttled by cpu.max: cpu.stat nr_throttled or
+ *    throttled_usec grew. Both: nr_throttled grows only when the period
+ *    timer finds the group throttled, and a write of cpu.max unthrottles
+ *    it first, so a tenant whose limit has a 1 s period and is rewritten
+ *    every 0.5 s can be throttled for most of every period and never
+ *    counted there (e2e-mix: 1.2 cores of wait, nr_throttled 0);
+ *    throttled_usec grows at every unthrottle.
  *  - Runqueue wait (eBPF sampler, issue 4): over a period, a tenant whose
  *    threads ran U cores and waited W cores (wait-seconds per second) before
  *    runs they left still runnable (preempted or throttled: they wanted the
@@ -79,14 +86,28 @@
  *    wanted 0.3-0.5 core under TCG (e2e test 8). So its CPU demand is at least U + W,
  *    whatever the probe says: demand_cpu = max(probe * U, U + W). The mean
  *    runnable count is bounded by the tenant's thread count by definition,
- *    and the capacity clamp below bounds it by the host. W includes time
- *    throttled by cpu.max (the threads stay runnable), so a throttled
- *    tenant's demand is its runnable count as well. Wait is contention,
- *    not a limit of ours, so it raises only the CPU demand and does not
- *    start the probe; and since PSI cpu "some" is a proxy for the same
- *    wait, a known W replaces it (PSI cpu then holds nothing back). W below
- *    wait_min (scheduler noise: kernel threads, the agent itself) is
+ *    and the capacity clamp below bounds it by the host. Wait is
+ *    contention, not a limit of ours, so it raises only the CPU demand and
+ *    does not start the probe; and since PSI cpu "some" is a proxy for the
+ *    same wait, a known W replaces it (PSI cpu then holds nothing back). W
+ *    below wait_min (scheduler noise: kernel threads, the agent itself) is
  *    ignored; unknown W (NaN, cgroupfs) changes nothing.
+ *  - W is the tenants' contention for the CPU only when they together use
+ *    at least cpu_busy of it (sample cpu_total; NaN = unknown, counts):
+ *    runqueue wait on a CPU they leave partly unused is the host's or the
+ *    kernel's (a TCG guest starved by its host sees its own slowness as
+ *    wait: 0.65 core used by two fio readers, 1.4 cores of wait, CPU
+ *    demand 1.0 each, a CPU "bottleneck" capped both at 0.5 core and the
+ *    shallow reader became cpu-throttled), and no split of the CPU among
+ *    the tenants relieves it. The same holds for PSI cpu.
+ *  - W of a throttled tenant does not count: it includes the time its
+ *    threads sat throttled by our cpu.max, which says how long the limit
+ *    held them, not how much CPU they would use (an IO-bound fio with two
+ *    jobs held to 0.035 core showed 1.2 cores of wait, i.e. a CPU demand
+ *    of 1.0 for a tenant that needs 0.1, and its weight-2 CPU-bound
+ *    neighbour lost 0.14 core for a period: e2e-mix). Throttling holds the
+ *    tenant back, so the probe raises its CPU demand instead, by
+ *    probe_step per period.
  */
 #ifndef FAIRSHARE_AGENT_ESTIMATE_H
 #define FAIRSHARE_AGENT_ESTIMATE_H
@@ -113,14 +134,17 @@ struct est_config {
 				  while its use lags follow_share of its allocation */
 	double refault_share;  /* (0, 1]: refaulted bytes / usage in a period that
 				  count as memory held back; <= 0 disables */
+	double cpu_busy;       /* (0, 1]: the tenants' CPU use together / capacity at
+				  which runqueue wait and PSI cpu are contention */
 };
 
 /* Defaults: step 1.5, max 4, decay 0.5, PSI 10 %, io ratio 0.95, floor 1e-3,
- * wait_min 0.05 cores, follow 0.8, follow grace 2, refault_share 0.01. */
+ * wait_min 0.05 cores, follow 0.8, follow grace 2, refault_share 0.01,
+ * cpu_busy FS_RES_BUSY_SHARE (0.85). */
 void est_config_default(struct est_config *cfg);
 
 enum est_reason {
-	EST_CPU_THROTTLED = 1u << 0, /* cpu.stat nr_throttled grew */
+	EST_CPU_THROTTLED = 1u << 0, /* cpu.stat nr_throttled or throttled_usec grew */
 	EST_MEM_HIGH = 1u << 1,	     /* memory.events high grew */
 	EST_IO_LIMIT = 1u << 2,	     /* a device at its io.max rbps/wbps */
 	EST_PSI_CPU = 1u << 3,
@@ -155,6 +179,8 @@ struct est_sample {
 	 * others' limits down (issue 14: 9 MB/s shared out of 40). */
 	double alloc[FS_MAX_RES];
 	double cpu_throttled_delta;	 /* nr_throttled increase in the period */
+	double cpu_throttled_us;	 /* throttled_usec increase; NaN = unknown */
+	double cpu_total;		 /* all tenants' CPU use together, cores; NaN = unknown */
 	double mem_high_events_delta;	 /* memory.events high increase */
 	double mem_max_events_delta;	 /* memory.events max increase */
 	double mem_refault_bytes;	 /* refaulted in the period; NaN = unknown */
@@ -167,7 +193,8 @@ struct est_sample {
  * "a limit of ours binds"). */
 bool est_at_io_limit(const struct est_config *cfg, double rate, double limit);
 
-/* Marks every limit as "max", PSI, wait and refaults as unknown; usage zero. */
+/* Marks every limit as "max", PSI, wait, refaults, throttled_usec and the
+ * CPU total as unknown; usage zero. */
 void est_sample_init(struct est_sample *s);
 
 struct est_state {

@@ -175,6 +175,7 @@ static int post_one(struct etcd_client *c, const char *url, const char *json, bo
 		snprintf(c->err, sizeof(c->err), "%s: %s", url, curl_easy_strerror(cc));
 		return curl_errno(cc);
 	}
+	c->bytes_received += body->len;
 	if (!body->data) {
 		snprintf(c->err, sizeof(c->err), "%s: empty answer", url);
 		return -EPROTO;
@@ -288,6 +289,14 @@ int etcd_range(struct etcd_client *c, const char *key, bool prefix, int64_t revi
 	return call(c, "/v3/kv/range", etcd_req_range(key, prefix, revision), parse_range_cb, out);
 }
 
+int etcd_range_local(struct etcd_client *c, const char *key, bool prefix, int64_t revision,
+		     struct etcd_kvs *out)
+{
+	memset(out, 0, sizeof(*out));
+	return call(c, "/v3/kv/range", etcd_req_range_local(key, prefix, revision), parse_range_cb,
+		    out);
+}
+
 int etcd_delete(struct etcd_client *c, const char *key, bool prefix, int64_t *revision)
 {
 	return call(c, "/v3/kv/deleterange", etcd_req_delete(key, prefix), parse_header_cb,
@@ -357,6 +366,20 @@ int etcd_txn_put_if(struct etcd_client *c, const char *cmp_key, enum etcd_cmp_ta
 	struct txn_out t = {.holder = holder};
 	int r = call(c, "/v3/kv/txn",
 		     etcd_req_txn_put_if(cmp_key, target, expect, key, value, len, lease),
+		     parse_txn_cb, &t);
+
+	*succeeded = r == 0 && t.succeeded;
+	if (revision)
+		*revision = t.revision;
+	return r;
+}
+
+int etcd_txn_ops(struct etcd_client *c, const char *cmp_key, enum etcd_cmp_target target,
+		 int64_t expect, const struct etcd_op *ops, size_t n, bool *succeeded,
+		 int64_t *revision)
+{
+	struct txn_out t = {0};
+	int r = call(c, "/v3/kv/txn", etcd_req_txn_ops(cmp_key, target, expect, ops, n),
 		     parse_txn_cb, &t);
 
 	*succeeded = r == 0 && t.succeeded;

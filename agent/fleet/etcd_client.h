@@ -31,9 +31,9 @@ struct etcd_client {
 	char *cacert, *cert, *key, *user, *password;
 	char *token; /* auth token, after the first authenticate */
 	long timeout_ms;
-	void *curl;		       /* CURL *, reused (keeps the connection) */
-	char err[ETCD_ERR_MAX];	       /* the last failure, with the endpoint */
-	uint64_t requests, bytes_sent; /* counters for the scale harness */
+	void *curl;				       /* CURL *, reused (keeps the connection) */
+	char err[ETCD_ERR_MAX];			       /* the last failure, with the endpoint */
+	uint64_t requests, bytes_sent, bytes_received; /* counters (status, scale harness) */
 };
 
 /* 0, -EINVAL (no or too many endpoints, bad URL scheme), -ENOMEM. */
@@ -50,6 +50,9 @@ int etcd_put(struct etcd_client *c, const char *key, const void *value, size_t l
 /* Every key under prefix (prefix true) or the one key, at revision (0: now). */
 int etcd_range(struct etcd_client *c, const char *key, bool prefix, int64_t revision,
 	       struct etcd_kvs *out);
+/* Serializable (etcd_req_range_local): answered by the member alone. */
+int etcd_range_local(struct etcd_client *c, const char *key, bool prefix, int64_t revision,
+		     struct etcd_kvs *out);
 int etcd_delete(struct etcd_client *c, const char *key, bool prefix, int64_t *revision);
 int etcd_lease_grant(struct etcd_client *c, int64_t ttl, int64_t *id);
 /* *ttl 0: the lease expired (or never was); re-grant. */
@@ -63,5 +66,10 @@ int etcd_txn_put(struct etcd_client *c, const char *key, enum etcd_cmp_target ta
 int etcd_txn_put_if(struct etcd_client *c, const char *cmp_key, enum etcd_cmp_target target,
 		    int64_t expect, const char *key, const void *value, size_t len, int64_t lease,
 		    bool *succeeded, int64_t *revision, struct etcd_kv *holder);
+
+/* See etcd_req_txn_ops: *succeeded false when the compare failed. */
+int etcd_txn_ops(struct etcd_client *c, const char *cmp_key, enum etcd_cmp_target target,
+		 int64_t expect, const struct etcd_op *ops, size_t n, bool *succeeded,
+		 int64_t *revision);
 
 #endif /* FAIRSHARE_ETCD_CLIENT_H */

@@ -204,6 +204,18 @@ char *etcd_req_range(const char *key, bool prefix, int64_t revision)
 	return finish(o, ok);
 }
 
+char *etcd_req_range_local(const char *key, bool prefix, int64_t revision)
+{
+	bool ok;
+	struct json_object *o = key_object(key, prefix, &ok);
+
+	if (ok && revision > 0)
+		add_i64(o, "revision", revision);
+	if (ok)
+		json_object_object_add(o, "serializable", json_object_new_boolean(true));
+	return finish(o, ok);
+}
+
 char *etcd_req_delete(const char *key, bool prefix)
 {
 	bool ok;
@@ -241,6 +253,22 @@ char *etcd_req_auth(const char *user, const char *password)
 	return finish(o, o != NULL);
 }
 
+/* A txn's one comparison (cmp_key's create or mod revision equals expect)
+ * into o's "compare"; cmp and cmps are owned by o from here. */
+static bool add_compare(struct json_object *o, struct json_object *cmps, struct json_object *cmp,
+			const char *cmp_key, enum etcd_cmp_target target, int64_t expect)
+{
+	bool ok = add_b64(cmp, "key", cmp_key, strlen(cmp_key)) == 0;
+
+	json_object_object_add(
+	    cmp, "target", json_object_new_string(target == ETCD_CMP_CREATE ? "CREATE" : "MOD"));
+	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
+	add_i64(cmp, target == ETCD_CMP_CREATE ? "create_revision" : "mod_revision", expect);
+	json_object_array_add(cmps, cmp);
+	json_object_object_add(o, "compare", cmps);
+	return ok;
+}
+
 char *etcd_req_txn_put(const char *key, enum etcd_cmp_target target, int64_t expect,
 		       const void *value, size_t value_len, int64_t lease)
 {
@@ -267,13 +295,7 @@ char *etcd_req_txn_put_if(const char *cmp_key, enum etcd_cmp_target target, int6
 		json_object_put(op_get);
 		return finish(o, false);
 	}
-	ok = add_b64(cmp, "key", cmp_key, strlen(cmp_key)) == 0;
-	json_object_object_add(
-	    cmp, "target", json_object_new_string(target == ETCD_CMP_CREATE ? "CREATE" : "MOD"));
-	json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
-	add_i64(cmp, target == ETCD_CMP_CREATE ? "create_revision" : "mod_revision", expect);
-	json_object_array_add(cmps, cmp);
-	json_object_object_add(o, "compare", cmps);
+	ok = add_compare(o, cmps, cmp, cmp_key, target, expect);
 
 	put = put_object(key, value, value_len, lease, &ok2);
 	json_object_object_add(op_put, "request_put", put);
@@ -285,6 +307,37 @@ char *etcd_req_txn_put_if(const char *cmp_key, enum etcd_cmp_target target, int6
 	json_object_array_add(fail, op_get);
 	json_object_object_add(o, "failure", fail);
 	return finish(o, ok && ok2 && ok3);
+}
+
+char *etcd_req_txn_ops(const char *cmp_key, enum etcd_cmp_target target, int64_t expect,
+		       const struct etcd_op *ops, size_t n)
+{
+	struct json_object *o = json_object_new_object(), *cmp = json_object_new_object();
+	struct json_object *cmps = json_object_new_array(), *succ = json_object_new_array();
+	bool ok = o && cmp && cmps && succ;
+
+	if (!ok) {
+		json_object_put(cmp);
+		json_object_put(cmps);
+		json_object_put(succ);
+		return finish(o, false);
+	}
+	ok = add_compare(o, cmps, cmp, cmp_key, target, expect);
+	for (size_t i = 0; i < n && ok; i++) {
+		struct json_object *op = json_object_new_object(), *req;
+		bool ok2 = false;
+
+		if (ops[i].del)
+			req = key_object(ops[i].key, false, &ok2);
+		else
+			req = put_object(ops[i].key, ops[i].value, ops[i].len, ops[i].lease, &ok2);
+		ok = op && ok2;
+		json_object_object_add(op, ops[i].del ? "request_delete_range" : "request_put",
+				       req);
+		json_object_array_add(succ, op);
+	}
+	json_object_object_add(o, "success", succ);
+	return finish(o, ok);
 }
 
 /* --- responses --------------------------------------------------------------- */

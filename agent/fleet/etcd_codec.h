@@ -46,6 +46,9 @@ void etcd_kvs_free(struct etcd_kvs *kvs);
 char *etcd_req_put(const char *key, const void *value, size_t value_len, int64_t lease);
 /* prefix: every key starting with key; revision 0: the latest. */
 char *etcd_req_range(const char *key, bool prefix, int64_t revision);
+/* The same, serializable: the member answers from its own store without
+ * asking the raft leader (no quorum round; may lag a little). */
+char *etcd_req_range_local(const char *key, bool prefix, int64_t revision);
 char *etcd_req_delete(const char *key, bool prefix);
 char *etcd_req_lease_grant(int64_t ttl);
 char *etcd_req_lease_id(int64_t id); /* keepalive, revoke */
@@ -66,6 +69,21 @@ char *etcd_req_txn_put(const char *key, enum etcd_cmp_target target, int64_t exp
  * failure branch reads key. */
 char *etcd_req_txn_put_if(const char *cmp_key, enum etcd_cmp_target target, int64_t expect,
 			  const char *key, const void *value, size_t value_len, int64_t lease);
+
+/* One operation of a multi-key txn: a put (with lease, 0: none) or, when
+ * del, a delete of the one key. */
+struct etcd_op {
+	const char *key;
+	const void *value;
+	size_t len;
+	int64_t lease;
+	bool del;
+};
+
+/* ops[0..n) in one txn, only while cmp_key is as expected (else nothing).
+ * etcd caps a txn's ops (--max-txn-ops, default 128): callers split. */
+char *etcd_req_txn_ops(const char *cmp_key, enum etcd_cmp_target target, int64_t expect,
+		       const struct etcd_op *ops, size_t n);
 
 /* --- responses ----------------------------------------------------------------
  * Each returns 0, -EPROTO for a body that is not what the gateway sends (the

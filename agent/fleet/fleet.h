@@ -4,16 +4,17 @@
  * control period by fairshared:
  *
  *  1. keep the registration lease alive (grant a new one when it lapsed);
- *  2. read PREFIX/alloc and judge it against the record published last
+ *  2. read PREFIX/alloc/HOST and judge it against the record published last
  *     period (fleet_check): applied only when fresh, solved with that
  *     record's version and for the same tenant set as now;
  *  3. publish this period's record (PREFIX/hosts/HOST, lease-bound; the
  *     version is bumped when the demands or capacities changed);
  *  4. campaign: a txn creates PREFIX/leader bound to our lease unless it
  *     exists; it exists with our lease when we lead;
- *  5. the leader reads PREFIX/hosts/ at one revision, solves, and writes
- *     PREFIX/alloc in a txn guarded by its leader key (a deposed leader's
- *     write does not land), plus the dump STATE_DIR/fleet-dump.ini.
+ *  5. the leader reads PREFIX/hosts/ and PREFIX/weights at one revision,
+ *     solves (warm, from its last answer), and writes each host's part,
+ *     PREFIX/alloc/HOST, in txns guarded by its leader key (a deposed
+ *     leader's write does not land), plus the dump STATE_DIR/fleet-dump.ini.
  *
  * The outcome: FLEET (apply the grants), HOLD (an allocation is not
  * applicable this period but the last one applied is younger than max_age:
@@ -48,8 +49,13 @@ struct fleet_status {
 					the last one that applied an allocation */
 	size_t solved_hosts;	     /* leader: hosts in its last solve */
 	uint64_t solve_ns;	     /* leader: CPU of its last solve */
+	int solve_iterations;	     /* leader: its sweeps */
+	bool solve_warm;	     /* leader: it started from the previous answer */
+	size_t fleet_weights;	     /* leader: entries in PREFIX/weights */
+	char weights_note[640];	     /* leader: why PREFIX/weights was ignored, or "" */
 	uint64_t periods[3];	     /* by mode */
-	uint64_t etcd_requests, etcd_bytes;
+	uint64_t etcd_requests, etcd_bytes, etcd_bytes_received;
+	uint64_t etcd_keys_written; /* puts and deletes sent, txns' ops counted */
 };
 
 struct fleet;
@@ -69,5 +75,8 @@ enum fleet_mode fleet_period(struct fleet *f, struct fleet_host_rec *me, uint64_
 			     uint64_t now_real_us, double *grant);
 
 const struct fleet_status *fleet_status(const struct fleet *f);
+
+/* The grant (and fleet weight) last applied to tenant, or NULL. */
+const struct fleet_grant *fleet_applied_grant(const struct fleet *f, const char *tenant);
 
 #endif /* FAIRSHARE_FLEET_H */

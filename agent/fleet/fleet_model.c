@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "agent_conf.h" /* fs_conf_weight_ok: the config's weight bounds */
 #include "policy.h"
 #include "psdsf_caps.h"
 
@@ -36,7 +37,8 @@ bool fleet_host_same(const struct fleet_host_rec *a, const struct fleet_host_rec
 		if (strcmp(a->res_name[r], b->res_name[r]) || a->capacity[r] != b->capacity[r])
 			return false;
 	for (size_t i = 0; i < a->n_tenants; i++) {
-		if (strcmp(a->t[i].name, b->t[i].name) || a->t[i].weight != b->t[i].weight)
+		if (strcmp(a->t[i].name, b->t[i].name) || strcmp(a->t[i].tmpl, b->t[i].tmpl) ||
+		    a->t[i].weight != b->t[i].weight)
 			return false;
 		for (size_t r = 0; r < a->n_res; r++)
 			if (a->t[i].demand[r] != b->t[i].demand[r])
@@ -97,6 +99,8 @@ char *fleet_host_to_json(const struct fleet_host_rec *h)
 		for (size_t r = 0; r < h->n_res; r++)
 			json_object_array_add(d, num(h->t[i].demand[r]));
 		json_object_array_add(e, d);
+		if (h->t[i].tmpl[0])
+			json_object_array_add(e, json_object_new_string(h->t[i].tmpl));
 		json_object_array_add(ts, e);
 	}
 	json_object_object_add(o, "tenants", ts);
@@ -134,6 +138,23 @@ static bool get_num(struct json_object *v, double *out)
 		return false;
 	*out = json_object_get_double(v);
 	return isfinite(*out) && *out >= 0;
+}
+
+const char *fleet_weight_from_name(enum fleet_weight_from f)
+{
+	return f == FLEET_W_TENANT ? "fleet" : f == FLEET_W_TEMPLATE ? "template" : "host";
+}
+
+static bool weight_from(struct json_object *v, enum fleet_weight_from *out)
+{
+	const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+
+	for (enum fleet_weight_from f = FLEET_W_HOST; f <= FLEET_W_TEMPLATE; f++)
+		if (!strcmp(s, fleet_weight_from_name(f))) {
+			*out = f;
+			return true;
+		}
+	return false;
 }
 
 static struct json_object *field(struct json_object *o, const char *name, enum json_type type)
@@ -191,8 +212,10 @@ int fleet_host_from_json(const char *json, struct fleet_host_rec *h, char *err, 
 	for (size_t i = 0; i < h->n_tenants; i++) {
 		struct json_object *e = json_object_array_get_idx(ts, i), *d;
 		struct fleet_tenant_rec *t = &h->t[i];
-		bool ok = json_object_is_type(e, json_type_array) &&
-			  json_object_array_length(e) == 3 &&
+		size_t len =
+		    json_object_is_type(e, json_type_array) ? json_object_array_length(e) : 0;
+		bool ok = (len == 3 ||
+			   (len == 4 && get_name(json_object_array_get_idx(e, 3), t->tmpl))) &&
 			  get_name(json_object_array_get_idx(e, 0), t->name) &&
 			  get_num(json_object_array_get_idx(e, 1), &t->weight) && t->weight > 0;
 
@@ -211,6 +234,15 @@ out:
 	if (r < 0)
 		fleet_host_free(h);
 	return r;
+}
+
+char *fleet_alloc_host_to_json(const struct fleet_alloc *a, size_t k)
+{
+	struct fleet_alloc one = *a;
+
+	one.n_hosts = 1;
+	one.h = &a->h[k];
+	return fleet_alloc_to_json(&one);
 }
 
 char *fleet_alloc_to_json(const struct fleet_alloc *a)
@@ -234,6 +266,9 @@ char *fleet_alloc_to_json(const struct fleet_alloc *a)
 			json_object_array_add(g, num(h->g[j].grant));
 			json_object_array_add(g, num(h->g[j].x));
 			json_object_array_add(g, num(h->g[j].cap));
+			json_object_array_add(g, num(h->g[j].weight));
+			json_object_array_add(
+			    g, json_object_new_string(fleet_weight_from_name(h->g[j].from)));
 			json_object_array_add(gs, g);
 		}
 		json_object_array_add(e, gs);
@@ -289,9 +324,13 @@ int fleet_alloc_from_json(const char *json, struct fleet_alloc *a, char *err, si
 		for (size_t j = 0; ok && j < json_object_array_length(gs); j++) {
 			struct json_object *g = json_object_array_get_idx(gs, j);
 			struct fleet_grant *fg = &h->g[j];
+			size_t len = json_object_is_type(g, json_type_array)
+					 ? json_object_array_length(g)
+					 : 0;
 
-			ok = json_object_is_type(g, json_type_array) &&
-			     json_object_array_length(g) == 4 &&
+			ok = (len == 4 ||
+			      (len == 6 && get_num(json_object_array_get_idx(g, 4), &fg->weight) &&
+			       weight_from(json_object_array_get_idx(g, 5), &fg->from))) &&
 			     get_name(json_object_array_get_idx(g, 0), fg->tenant) &&
 			     get_num(json_object_array_get_idx(g, 1), &fg->grant) &&
 			     get_num(json_object_array_get_idx(g, 2), &fg->x) &&
@@ -308,6 +347,129 @@ out:
 	if (r < 0)
 		fleet_alloc_free(a);
 	return r;
+}
+
+/* --- fleet-wide weights ------------------------------------------------------------ */
+
+void fleet_weights_free(struct fleet_weights *w)
+{
+	free(w->w);
+	memset(w, 0, sizeof(*w));
+}
+
+static int cmp_weight(const void *a, const void *b)
+{
+	const struct fleet_weight *x = a, *y = b;
+
+	if (x->is_template != y->is_template)
+		return x->is_template ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static bool weight_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n < FLEET_NAME_MAX &&
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:@-") ==
+		   n;
+}
+
+static struct fleet_weight *weight_find(const struct fleet_weights *w, const char *name,
+					bool is_template)
+{
+	struct fleet_weight key = {.is_template = is_template};
+
+	if (!w || !w->n || strlen(name) >= FLEET_NAME_MAX)
+		return NULL;
+	snprintf(key.name, sizeof(key.name), "%s", name);
+	return bsearch(&key, w->w, w->n, sizeof(*w->w), cmp_weight);
+}
+
+double fleet_weights_get(const struct fleet_weights *w, const char *name, bool is_template)
+{
+	const struct fleet_weight *e = weight_find(w, name, is_template);
+
+	return e ? e->weight : 0;
+}
+
+int fleet_weights_set(struct fleet_weights *w, const char *name, bool is_template, double weight)
+{
+	struct fleet_weight *e = weight_find(w, name, is_template);
+
+	if (!weight_name_ok(name) || !fs_conf_weight_ok(weight))
+		return -EINVAL;
+	if (!e) {
+		e = realloc(w->w, (w->n + 1) * sizeof(*w->w));
+		if (!e)
+			return -ENOMEM;
+		w->w = e;
+		e = &w->w[w->n++];
+		memset(e, 0, sizeof(*e));
+		snprintf(e->name, sizeof(e->name), "%s", name);
+		e->is_template = is_template;
+	}
+	e->weight = weight;
+	qsort(w->w, w->n, sizeof(*w->w), cmp_weight);
+	return 0;
+}
+
+char *fleet_weights_to_json(const struct fleet_weights *w)
+{
+	struct json_object *o = json_object_new_object(), *t = json_object_new_object(),
+			   *tp = json_object_new_object();
+
+	for (size_t i = 0; i < w->n; i++)
+		json_object_object_add(w->w[i].is_template ? tp : t, w->w[i].name,
+				       num(w->w[i].weight));
+	json_object_object_add(o, "tenants", t);
+	json_object_object_add(o, "templates", tp);
+	return to_text(o);
+}
+
+int fleet_weights_from_json(const char *json, struct fleet_weights *w, char *err, size_t errlen)
+{
+	struct json_object *o = json_tokener_parse(json);
+	const char *part[2] = {"tenants", "templates"};
+	int r = 0;
+
+	memset(w, 0, sizeof(*w));
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		r = fail(err, errlen, "weights are not a JSON object");
+		goto out;
+	}
+	for (int is_t = 0; is_t < 2 && r == 0; is_t++) {
+		struct json_object *m = field(o, part[is_t], json_type_object);
+
+		if (!m)
+			continue;
+		json_object_object_foreach(m, name, v)
+		{
+			double x;
+
+			if (r < 0)
+				break;
+			if (!get_num(v, &x) || !weight_name_ok(name) || !fs_conf_weight_ok(x)) {
+				r = fail(err, errlen, "weights: bad entry '%.64s' in %s", name,
+					 part[is_t]);
+				break;
+			}
+			r = fleet_weights_set(w, name, is_t, x);
+		}
+	}
+out:
+	json_object_put(o);
+	if (r < 0)
+		fleet_weights_free(w);
+	return r;
+}
+
+void fleet_warm_free(struct fleet_warm *w)
+{
+	free(w->tenant);
+	free(w->host);
+	free(w->x);
+	memset(w, 0, sizeof(*w));
 }
 
 /* --- the leader's solve ----------------------------------------------------------- */
@@ -335,9 +497,11 @@ struct fleet_problem {
 	size_t *tenant_of; /* [E] entry -> problem tenant (SIZE_MAX: not in it) */
 	struct entry *e;   /* [E] sorted by name */
 	size_t E;
-	size_t **res_map; /* [K][host n_res] -> union index */
-	size_t *entry_of; /* [host offsets] (host, idx) -> entry */
-	size_t *host_off; /* [K + 1] */
+	size_t **res_map;	       /* [K][host n_res] -> union index */
+	size_t *entry_of;	       /* [host offsets] (host, idx) -> entry */
+	size_t *host_off;	       /* [K + 1] */
+	double *ew;		       /* [E] the weight the tenant of entry e gets */
+	enum fleet_weight_from *efrom; /* [E] where it came from */
 };
 
 static void problem_free(struct fleet_problem *fp)
@@ -358,6 +522,8 @@ static void problem_free(struct fleet_problem *fp)
 	free(fp->res_map);
 	free(fp->entry_of);
 	free(fp->host_off);
+	free(fp->ew);
+	free(fp->efrom);
 }
 
 static int union_resources(const struct fleet_host_rec *hosts, struct fleet_problem *fp)
@@ -387,8 +553,30 @@ static int union_resources(const struct fleet_host_rec *hosts, struct fleet_prob
 	return 0;
 }
 
-static int build(const struct fleet_host_rec *hosts, size_t K, struct fleet_problem *fp, char *err,
-		 size_t errlen)
+/* The weight of the tenant of entries [j, end) (one name, in host key
+ * order): the fleet's by name, by template, or host_w (a host's). */
+static double resolve_weight(const struct fleet_host_rec *hosts, const struct fleet_problem *fp,
+			     const struct fleet_weights *weights, size_t j, size_t end,
+			     double host_w, enum fleet_weight_from *from)
+{
+	double w = fleet_weights_get(weights, fp->e[j].name, false);
+
+	*from = FLEET_W_TENANT;
+	if (w > 0)
+		return w;
+	*from = FLEET_W_TEMPLATE;
+	for (size_t q = j; q < end; q++) {
+		const char *tmpl = hosts[fp->e[q].host].t[fp->e[q].idx].tmpl;
+
+		if (tmpl[0] && (w = fleet_weights_get(weights, tmpl, true)) > 0)
+			return w;
+	}
+	*from = FLEET_W_HOST;
+	return host_w;
+}
+
+static int build(const struct fleet_host_rec *hosts, size_t K, const struct fleet_weights *weights,
+		 struct fleet_problem *fp, char *err, size_t errlen)
 {
 	size_t E = 0, N = 0, M;
 	double *sum, *count;
@@ -409,7 +597,9 @@ static int build(const struct fleet_host_rec *hosts, size_t K, struct fleet_prob
 	fp->e = calloc(E + 1, sizeof(*fp->e));
 	fp->entry_of = calloc(E + 1, sizeof(size_t));
 	fp->tenant_of = calloc(E + 1, sizeof(size_t));
-	if (!fp->e || !fp->entry_of || !fp->tenant_of)
+	fp->ew = calloc(E + 1, sizeof(double));
+	fp->efrom = calloc(E + 1, sizeof(*fp->efrom));
+	if (!fp->e || !fp->entry_of || !fp->tenant_of || !fp->ew || !fp->efrom)
 		return -ENOMEM;
 	for (size_t k = 0, j = 0; k < K; k++)
 		for (size_t i = 0; i < hosts[k].n_tenants; i++, j++)
@@ -448,9 +638,21 @@ static int build(const struct fleet_host_rec *hosts, size_t K, struct fleet_prob
 				sum[N * M + fp->res_map[fp->e[q].host][r]] += t->demand[r];
 			count[N]++;
 		}
-		for (size_t q = j; q < end; q++) {
-			fp->tenant_of[q] = any ? N : SIZE_MAX;
-			fp->entry_of[fp->host_off[fp->e[q].host] + fp->e[q].idx] = q;
+		{
+			const struct fleet_host_rec *h0 = &hosts[fp->e[j].host];
+			enum fleet_weight_from from;
+			double w =
+			    resolve_weight(hosts, fp, weights, j, end,
+					   any ? fp->weight[N] : h0->t[fp->e[j].idx].weight, &from);
+
+			if (any)
+				fp->weight[N] = w;
+			for (size_t q = j; q < end; q++) {
+				fp->tenant_of[q] = any ? N : SIZE_MAX;
+				fp->entry_of[fp->host_off[fp->e[q].host] + fp->e[q].idx] = q;
+				fp->ew[q] = w;
+				fp->efrom[q] = from;
+			}
 		}
 		if (any)
 			fp->tenant_names[N++] = fp->e[j].name;
@@ -535,9 +737,75 @@ static void dump_scenario(const struct fleet_problem *fp, const double *x, FILE 
 	}
 }
 
-int fleet_solve(const struct fleet_host_rec *hosts, size_t K, struct fleet_alloc *out, FILE *dump,
-		char *err, size_t errlen)
+static int cmp_name(const void *key, const void *elem)
 {
+	return strcmp(key, elem);
+}
+
+/* The warm start mapped onto fp's tenants and hosts by name; NULL when it
+ * has no answers. */
+static double *warm_x(const struct fleet_warm *w, const struct fleet_problem *fp)
+{
+	size_t *host_map;
+	double *x;
+
+	if (!w || !w->N || !w->K)
+		return NULL;
+	x = calloc(fp->N * fp->K, sizeof(double));
+	host_map = malloc(fp->K * sizeof(size_t));
+	if (!x || !host_map) {
+		free(x);
+		free(host_map);
+		return NULL;
+	}
+	for (size_t k = 0; k < fp->K; k++) {
+		host_map[k] = SIZE_MAX;
+		for (size_t o = 0; o < w->K && host_map[k] == SIZE_MAX; o++)
+			if (!strcmp(w->host[(k + o) % w->K], fp->host_names[k]))
+				host_map[k] = (k + o) % w->K;
+	}
+	for (size_t n = 0; n < fp->N; n++) {
+		const char(*old)[FLEET_NAME_MAX] =
+		    bsearch(fp->tenant_names[n], w->tenant, w->N, sizeof(*w->tenant), cmp_name);
+
+		if (!old)
+			continue;
+		for (size_t k = 0; k < fp->K; k++)
+			if (host_map[k] != SIZE_MAX)
+				x[n * fp->K + k] =
+				    w->x[(size_t)(old - w->tenant) * w->K + host_map[k]];
+	}
+	free(host_map);
+	return x;
+}
+
+/* Keeps this answer for the next solve. */
+static void warm_keep(struct fleet_warm *w, const struct fleet_problem *fp, const double *x)
+{
+	struct fleet_warm n = {.N = fp->N, .K = fp->K, .used = w->used};
+
+	n.tenant = calloc(fp->N, sizeof(*n.tenant));
+	n.host = calloc(fp->K, sizeof(*n.host));
+	n.x = malloc(fp->N * fp->K * sizeof(double));
+	if (!n.tenant || !n.host || !n.x) {
+		fleet_warm_free(&n);
+		fleet_warm_free(w); /* cold next time */
+		return;
+	}
+	for (size_t i = 0; i < fp->N; i++)
+		snprintf(n.tenant[i], sizeof(n.tenant[i]), "%s", fp->tenant_names[i]);
+	for (size_t k = 0; k < fp->K; k++)
+		snprintf(n.host[k], sizeof(n.host[k]), "%s", fp->host_names[k]);
+	memcpy(n.x, x, fp->N * fp->K * sizeof(double));
+	fleet_warm_free(w);
+	*w = n;
+}
+
+int fleet_solve(const struct fleet_host_rec *hosts, size_t K, const struct fleet_weights *weights,
+		struct fleet_warm *warm, struct fleet_alloc *out, FILE *dump, char *err,
+		size_t errlen)
+{
+	double *x0 = NULL;
 	struct fleet_problem fp = {0};
 	struct fs_solution sol = {0};
 	struct fs_error ferr = {{0}};
@@ -549,7 +817,7 @@ int fleet_solve(const struct fleet_host_rec *hosts, size_t K, struct fleet_alloc
 		snprintf(err, errlen, "no hosts in the snapshot");
 		return -EINVAL;
 	}
-	r = build(hosts, K, &fp, err, errlen);
+	r = build(hosts, K, weights, &fp, err, errlen);
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "out of memory building the fleet problem");
 	if (r < 0)
@@ -566,7 +834,10 @@ int fleet_solve(const struct fleet_host_rec *hosts, size_t K, struct fleet_alloc
 	    .pool_names = fp.host_names,
 	    .resource_names = fp.res_names,
 	};
-	r = fs_solve_psdsf_caps(&p, fp.cap, NULL, &sol, &ferr);
+	x0 = warm_x(warm, &fp);
+	r = fs_solve_psdsf_caps_from(&p, fp.cap, NULL, x0, &sol, &ferr);
+	if (warm)
+		warm->used = x0 != NULL;
 	if (r < 0) {
 		snprintf(err, errlen, "capped PS-DSF: %s", ferr.msg);
 		goto out;
@@ -594,6 +865,8 @@ int fleet_solve(const struct fleet_host_rec *hosts, size_t K, struct fleet_alloc
 			struct fleet_grant *g = &h->g[i];
 
 			snprintf(g->tenant, sizeof(g->tenant), "%s", hosts[k].t[i].name);
+			g->weight = fp.ew[q];
+			g->from = fp.efrom[q];
 			g->grant = 1; /* no demand anywhere, or none here: nothing to share */
 			if (n == SIZE_MAX)
 				continue;
@@ -605,7 +878,10 @@ int fleet_solve(const struct fleet_host_rec *hosts, size_t K, struct fleet_alloc
 	}
 	if (dump)
 		dump_scenario(&fp, sol.x, dump);
+	if (warm)
+		warm_keep(warm, &fp, sol.x);
 out:
+	free(x0);
 	if (r < 0)
 		fleet_alloc_free(out);
 	fs_solution_free(&sol);

@@ -203,31 +203,80 @@ static uint64_t sticky(const struct plan_config *cfg, uint64_t neu, uint64_t old
 	return fabs((double)neu - (double)old) <= cfg->deadband * (double)old ? old : neu;
 }
 
+/* The longest cpu.max period: 1 s (the kernel's bound), and at most the
+ * agent's interval when that is known and not below the configured period.
+ * Every write of cpu.max refills the group's runtime with a whole quota
+ * (tg_set_cfs_bandwidth), so a period longer than the time between two
+ * writes grants its quota again at each write: e2e-mix's disk-bound tenant,
+ * held to 0.035 core with a 1 s period and rewritten every 0.5 s, used
+ * 0.07-0.14 core, taken from the CPU-bound tenant's share. */
+static uint64_t cpu_period_max(const struct plan_config *cfg)
+{
+	uint64_t max = PLAN_CPU_PERIOD_MAX_USEC;
+
+	if (cfg->interval_usec >= cfg->cpu_period_usec && cfg->interval_usec < max)
+		max = cfg->interval_usec;
+	return max;
+}
+
 /* The cpu.max period for a limit of lim cores: the configured one, or the
- * shortest of 2x, 5x and 10x it (at most 1 s, the kernel's bound) that
- * gives a quota of PLAN_CPU_QUOTA_PRECISE_USEC. CFS hands runtime out in
- * slices of 5 ms (sched_cfs_bandwidth_slice_us) and notices the end of a
- * quota at a tick, so a quota of a few ms per 100 ms period is overrun
- * 2-3x: e2e-mix's disk-bound tenant, allowed 3.3 ms per 100 ms, used 5-9,
- * taken from the CPU-bound tenant's share. A longer period with the same
- * ratio keeps the overrun a small part of the quota; the few steps keep
- * the period from changing with every estimate (each change rewrites
- * cpu.max). */
-static uint64_t cpu_period_for(const struct plan_config *cfg, double lim)
+ * shortest of 2x, 5x and 10x it (at most cpu_period_max) that gives a quota
+ * of PLAN_CPU_QUOTA_PRECISE_USEC. CFS hands runtime out in slices of 5 ms
+ * (sched_cfs_bandwidth_slice_us) and notices the end of a quota at a tick,
+ * so a quota of a few ms per 100 ms period is overrun 2-3x: e2e-mix's
+ * disk-bound tenant, allowed 3.3 ms per 100 ms, used 5-9, taken from the
+ * CPU-bound tenant's share. A longer period with the same ratio keeps the
+ * overrun a small part of the quota; the few steps keep the period from
+ * changing with every estimate (each change rewrites cpu.max). With
+ * hysteresis: the previous period (prev, 0 = none) stays while its quota
+ * is at least half the precise one and, where it is longer than needed,
+ * while the needed one's quota is below 1.5 times the precise one (a limit
+ * near a step otherwise switched the period, and rewrote cpu.max whatever
+ * the dead band, every other period: e2e-mix's disk-bound tenant went
+ * 100, 200, 500 ms and 1 s within 8 periods). */
+static uint64_t cpu_period_for(const struct plan_config *cfg, double lim, uint64_t prev)
 {
 	static const unsigned steps[] = {1, 2, 5, 10};
+	const uint64_t max = cpu_period_max(cfg);
 	uint64_t period = cfg->cpu_period_usec;
+	bool prev_ok = false;
 
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		uint64_t p = cfg->cpu_period_usec * steps[i];
 
-		if (p > PLAN_CPU_PERIOD_MAX_USEC)
+		if (p > max)
 			break;
 		period = p;
 		if (lim * (double)p >= PLAN_CPU_QUOTA_PRECISE_USEC)
 			break;
 	}
-	return period;
+	if (!prev || prev == period || prev > max)
+		return period;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		prev_ok |= cfg->cpu_period_usec * steps[i] == prev;
+	if (!prev_ok)
+		return period; /* not one of ours (another configured period) */
+	if (prev < period)
+		return lim * (double)prev >= PLAN_CPU_QUOTA_PRECISE_USEC / 2 ? prev : period;
+	return lim * (double)period < 1.5 * PLAN_CPU_QUOTA_PRECISE_USEC ? prev : period;
+}
+
+/* A cpu.max quota (period usec) within the dead band of the previous one
+ * keeps it. Lowered, the band grows with the period, deadband x period /
+ * cpu_period_usec (3 % at 100 ms, 15 % at 500 ms): each write grants up to
+ * a quota on top of the limit (cpu_period_max), so lowering a small limit
+ * by a little costs more than it saves; a tenant whose need really fell
+ * moves by more than that. Raised, the plain band: the tenant needs it. */
+static uint64_t cpu_quota_sticky(const struct plan_config *cfg, uint64_t neu, uint64_t old,
+				 uint64_t period)
+{
+	double band = cfg->deadband;
+
+	if (neu == FS_VALUE_MAX || old == FS_VALUE_MAX || old == 0)
+		return neu;
+	if (neu < old && cfg->cpu_period_usec && period > cfg->cpu_period_usec)
+		band *= (double)period / (double)cfg->cpu_period_usec;
+	return fabs((double)neu - (double)old) <= band * (double)old ? old : neu;
 }
 
 /* An io.max value for limit lim: at least floor, the previous value (old,
@@ -276,13 +325,17 @@ static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_i
 		if (lim >= cfg->res.capacity[r])
 			lim = INFINITY;
 		if (k == FS_RES_CPU && isfinite(lim)) {
-			t->cpu_period_usec = cpu_period_for(cfg, lim);
+			const bool had = prev && prev->cpu_quota_usec != FS_VALUE_MAX;
+
+			t->cpu_period_usec =
+			    cpu_period_for(cfg, lim, had ? prev->cpu_period_usec : 0);
 			t->cpu_quota_usec = to_u64(lim * (double)t->cpu_period_usec);
 			if (t->cpu_quota_usec < cfg->cpu_quota_min_usec)
 				t->cpu_quota_usec = cfg->cpu_quota_min_usec;
-			if (prev && prev->cpu_period_usec == t->cpu_period_usec)
+			if (had && prev->cpu_period_usec == t->cpu_period_usec)
 				t->cpu_quota_usec =
-				    sticky(cfg, t->cpu_quota_usec, prev->cpu_quota_usec);
+				    cpu_quota_sticky(cfg, t->cpu_quota_usec, prev->cpu_quota_usec,
+						     t->cpu_period_usec);
 		} else if (fs_res_is_io(k)) {
 			uint64_t floor = fs_res_counts_ops(k) ? cfg->io_min_iops : cfg->io_min_bps;
 

@@ -131,9 +131,10 @@
  *
  * File values:
  *  - cpu.max: quota = limit x period (period cpu_period_usec, or 2x, 5x or
- *    10x it, up to 1 s, for a quota below 20 ms: CFS overruns small quotas
- *    by a slice; quota at least cpu_quota_min_usec); "max" when lifted or
- *    >= the host's capacity;
+ *    10x it, up to 1 s and up to the agent's interval, for a quota below
+ *    20 ms: CFS overruns small quotas by a slice, and each write refills a
+ *    quota; the previous period kept within a hysteresis; quota at least
+ *    cpu_quota_min_usec); "max" when lifted or >= the host's capacity;
  *  - memory.high, memory.max, memory.low: see Memory above;
  *  - io.max: one line per disk, rbps/wbps/riops/wiops = the limit of that io
  *    resource (at least io_min_bps / io_min_iops) or "max". A shared budget
@@ -146,8 +147,10 @@
  *    and its use reads 0: it would look idle and stay at the floor.
  *  - dead band: in limits mode a finite cpu.max quota or io.max value that
  *    moves by at most `deadband` (relative) from the previous plan's keeps
- *    the previous value. Every write of io.max restarts blk-throttle's slice
- *    and every write of cpu.max refills the bandwidth timer's quota; values
+ *    the previous value (a cpu.max quota with a period longer than
+ *    cpu_period_usec that falls: deadband x period / cpu_period_usec).
+ *    Every write of io.max restarts blk-throttle's slice and every write
+ *    of cpu.max refills the bandwidth timer's quota; values
  *    that jitter each period with the estimates would do both for nothing.
  */
 #ifndef FAIRSHARE_AGENT_PLAN_H
@@ -191,6 +194,8 @@ struct plan_config {
 	enum fs_enforce enforce;
 	uint64_t cpu_period_usec;    /* cpu.max period */
 	uint64_t cpu_quota_min_usec; /* cpu.max quota floor */
+	uint64_t interval_usec;	     /* the agent's period, 0 = unknown: the longest
+					cpu.max period (each write refills a quota) */
 	uint64_t mem_margin;	     /* bytes of headroom of memory.max, and kept of
 					MemAvailable */
 	uint64_t mem_margin_min;     /* bytes: the least headroom of memory.max, when

@@ -82,6 +82,10 @@ struct json_object *fsd_json_tenant(const struct fsd_published *p, size_t i)
 	add(o, "present", json_object_new_boolean(tp->present));
 	add(o, "in_problem", json_object_new_boolean(t->in_problem));
 	add(o, "weight", fsd_json_num(tp->weight));
+	if (tp->fleet_weight > 0) {
+		add(o, "fleet_weight", fsd_json_num(tp->fleet_weight));
+		add(o, "fleet_weight_from", json_object_new_string(tp->fleet_weight_from));
+	}
 	add(o, "entitlement", fsd_json_num(fsd_entitlement(p, i)));
 	add(o, "granted", fsd_json_num(t->x));
 	add(o, "share", fsd_json_num(t->share));
@@ -162,11 +166,16 @@ static struct json_object *fleet(const struct fsd_fleet_pub *f)
 	add(o, "applied_age_seconds", fsd_json_num((double)f->applied_age_us / 1e6));
 	add(o, "solved_hosts", json_object_new_uint64(f->solved_hosts));
 	add(o, "solve_ms", fsd_json_num((double)f->solve_ns / 1e6));
+	add(o, "solve_iterations", json_object_new_int(f->solve_iterations));
+	add(o, "solve_warm", json_object_new_boolean(f->solve_warm));
+	add(o, "fleet_weights", json_object_new_uint64(f->fleet_weights));
+	add(o, "weights_note", json_object_new_string(f->weights_note));
 	add(o, "periods_local", json_object_new_uint64(f->periods[0]));
 	add(o, "periods_fleet", json_object_new_uint64(f->periods[1]));
 	add(o, "periods_hold", json_object_new_uint64(f->periods[2]));
 	add(o, "etcd_requests", json_object_new_uint64(f->etcd_requests));
 	add(o, "etcd_bytes_sent", json_object_new_uint64(f->etcd_bytes));
+	add(o, "etcd_bytes_received", json_object_new_uint64(f->etcd_bytes_received));
 	return o;
 }
 

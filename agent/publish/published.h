@@ -24,7 +24,7 @@
 /* The latest per-tenant state, served by the control socket and metrics. */
 struct fsd_tenant_pub {
 	char name[FS_NAME_MAX];
-	char cgroup[PATH_MAX];
+	const char *cgroup; /* the config's (fs_conf_tenant.cgroup) */
 	bool present;
 	double weight; /* in force: the config's or set-weight's */
 	double usage[FS_MAX_RES];
@@ -35,6 +35,8 @@ struct fsd_tenant_pub {
 	char template_name[FS_NAME_MAX]; /* made by [template.T]: T; else "" */
 	char login[FSD_LOGIN_MAX];	 /* a user slice's login name, else "" */
 	struct fs_backend_choice backend; /* who writes its cgroup, and why */
+	double fleet_weight;		 /* fleet mode: the weight the leader used; 0 none */
+	const char *fleet_weight_from;	 /* "fleet", "template", "host" (static) */
 };
 
 /* One file the daemon controls in a tenant, read when asked (explain). */
@@ -61,8 +63,12 @@ struct fsd_fleet_pub {
 	uint64_t now_real_us;	   /* CLOCK_REALTIME of this period: the age is the difference */
 	size_t solved_hosts;	   /* leader: hosts in its last solve */
 	uint64_t solve_ns;
-	uint64_t periods[3]; /* local, fleet, hold */
-	uint64_t etcd_requests, etcd_bytes;
+	int solve_iterations;	/* leader: sweeps of its last solve */
+	bool solve_warm;	/* leader: it started from the previous answer */
+	size_t fleet_weights;	/* leader: entries in PREFIX/weights */
+	char weights_note[640]; /* leader: why PREFIX/weights was ignored, or "" */
+	uint64_t periods[3];	/* local, fleet, hold */
+	uint64_t etcd_requests, etcd_bytes, etcd_bytes_received;
 };
 
 struct fsd_published {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Change tracking of one file per tenant through inotify (see file_watch.h). */
 #include "file_watch.h"
+#include "inotify_drain.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -108,40 +109,31 @@ void fs_watch_forget(struct fs_watch *w, size_t t)
 	w->changed[t] = true;
 }
 
+static void on_event(void *ctx, const struct inotify_event *ev)
+{
+	struct fs_watch *w = ctx;
+	size_t t;
+
+	if (ev->mask & IN_Q_OVERFLOW) {
+		/* events were lost: whatever changed, read it */
+		for (size_t i = 0; i < w->n; i++)
+			w->changed[i] = true;
+		return;
+	}
+	t = find(w, ev->wd);
+	if (t == NO_T)
+		return;
+	w->changed[t] = true;
+	if (ev->mask & IN_IGNORED)
+		unlink_wd(w, t); /* the kernel removed the watch */
+	else if (ev->mask & GONE_MASK)
+		fs_watch_forget(w, t); /* a new file at the name gets a new watch */
+}
+
 void fs_watch_poll(struct fs_watch *w)
 {
-	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
-
-	if (!w)
-		return;
-	for (;;) {
-		ssize_t len = read(w->fd, buf, sizeof(buf));
-		const struct inotify_event *ev;
-
-		if (len < 0 && errno == EINTR)
-			continue;
-		if (len <= 0)
-			break; /* EAGAIN: drained */
-		for (char *p = buf; p < buf + len; p += sizeof(*ev) + ev->len) {
-			size_t t;
-
-			ev = (const struct inotify_event *)p;
-			if (ev->mask & IN_Q_OVERFLOW) {
-				/* events were lost: whatever changed, read it */
-				for (size_t i = 0; i < w->n; i++)
-					w->changed[i] = true;
-				continue;
-			}
-			t = find(w, ev->wd);
-			if (t == NO_T)
-				continue;
-			w->changed[t] = true;
-			if (ev->mask & IN_IGNORED)
-				unlink_wd(w, t); /* the kernel removed the watch */
-			else if (ev->mask & GONE_MASK)
-				fs_watch_forget(w, t); /* a new file at the name gets a new watch */
-		}
-	}
+	if (w)
+		fs_inotify_drain(w->fd, on_event, w);
 }
 
 bool fs_watch_arm(struct fs_watch *w, size_t t, int dirfd, const char *name)

@@ -122,9 +122,26 @@ struct fs_sampler_ops {
 	 * cgroup again by path (fs_writer_opts.dir_fn).
 	 */
 	int (*dirfd)(void *state, size_t t, const char *cgroup, uint64_t *ino);
+	/*
+	 * Optional (NULL: none). An fd of `file` in that same directory that
+	 * the backend keeps open for reading (pread from offset 0), or -1.
+	 * Same ownership and lifetime as dirfd's. The writer reads
+	 * memory.current through it (fs_writer_opts.file_fn).
+	 */
+	int (*file_fd)(void *state, size_t t, const char *cgroup, const char *file);
 };
 
 extern const struct fs_sampler_ops fs_sampler_cgroupfs;
+
+/*
+ * The open files the writer may keep (fs_writer_opts.max_open_files): what
+ * the cgroupfs sampler's budget (the soft RLIMIT_NOFILE less a reserve)
+ * leaves when every one of n_tenants keeps its directory and all its files
+ * open (9; 8 when memory.events is watched, as it is with inotify). The
+ * sampler's come first: each of its fds saves an open and a close every
+ * period, a written file's only when its value changes.
+ */
+size_t fs_cgroupfs_writer_fds(size_t n_tenants);
 
 /* Sets every double of s to NAN and the bools to false. */
 void fs_tenant_sample_unknown(struct fs_tenant_sample *s);

@@ -428,10 +428,20 @@ static int bpf_dirfd(void *state, size_t t, const char *cgroup, uint64_t *ino)
 	return s->inner->dirfd(s->inner_state, t, cgroup, ino);
 }
 
+static int bpf_file_fd(void *state, size_t t, const char *cgroup, const char *file)
+{
+	struct bpf_sampler *s = state;
+
+	if (!s->inner->file_fd)
+		return -1;
+	return s->inner->file_fd(s->inner_state, t, cgroup, file);
+}
+
 const struct fs_sampler_ops fs_sampler_bpf = {
     .name = "bpf",
     .open = bpf_open_default,
     .sample = bpf_sample,
     .close = bpf_close,
     .dirfd = bpf_dirfd,
+    .file_fd = bpf_file_fd,
 };

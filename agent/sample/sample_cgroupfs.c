@@ -43,7 +43,10 @@
  * is sampled as before: path walk and openat/pread/close per file every
  * period, one fd at a time. EMFILE despite the budget shrinks it (warned
  * once). The unit's LimitNOFILE= must cover 8 x tenants / 0.75 for all of
- * them to fit. Memory: an open cgroupfs file that was read holds its
+ * them to fit. The writer keeps the files it writes open with what is left
+ * once every tenant's share fits (fs_cgroupfs_writer_fds): a kept stat
+ * file saves an open and a close every period, a written one only when
+ * its value changes, so the sampler's come first. Memory: an open cgroupfs file that was read holds its
  * seq_file page and kernfs state, measured ~7 KiB of kernel memory per fd
  * on 6.18 (~50 KiB per tenant, ~490 MiB for 10,000); max_open_files caps
  * that.
@@ -67,10 +70,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "cgroupfs.h"
@@ -212,11 +213,11 @@ static size_t default_fd_budget(void)
 	return cur > reserve ? cur - reserve : 0;
 }
 
-static bool on_cgroup2(int fd)
+size_t fs_cgroupfs_writer_fds(size_t n_tenants)
 {
-	struct statfs sf;
+	const size_t budget = default_fd_budget(), sampler = n_tenants * (1 + N_FILES);
 
-	return fstatfs(fd, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+	return budget > sampler ? budget - sampler : 0;
 }
 
 static void cg_close(void *state)
@@ -292,7 +293,7 @@ static int cg_open(void **state, const struct fs_sampler_config *cfg)
 			"sampler: no inotify: memory.events is read every period");
 	/* no disks: no io.stat; memory.events watched: read when it changes */
 	s->fds_per_tenant = 1 + N_FILES - (s->n_disks ? 0 : 1) - (s->mev ? 1 : 0);
-	s->cgroup2 = on_cgroup2(s->cg.root_fd);
+	s->cgroup2 = fs_cgfs_is_cgroup2(s->cg.root_fd);
 	s->fd_budget = default_fd_budget();
 	if (cfg->max_open_files && cfg->max_open_files < s->fd_budget)
 		s->fd_budget = cfg->max_open_files;
@@ -719,10 +720,24 @@ static int cg_dirfd(void *state, size_t t, const char *cgroup, uint64_t *ino)
 	return s->tfd[t].dirfd;
 }
 
+static int cg_file_fd(void *state, size_t t, const char *cgroup, const char *file)
+{
+	struct cg_sampler *s = state;
+	uint64_t ino;
+
+	if (cg_dirfd(state, t, cgroup, &ino) < 0)
+		return -1;
+	for (int k = 0; k < N_FILES; k++)
+		if (strcmp(file_names[k], file) == 0)
+			return s->tfd[t].fd[k];
+	return -1;
+}
+
 const struct fs_sampler_ops fs_sampler_cgroupfs = {
     .name = "cgroupfs",
     .open = cg_open,
     .sample = cg_sample,
     .close = cg_close,
     .dirfd = cg_dirfd,
+    .file_fd = cg_file_fd,
 };

@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "cgroupfs.h"
@@ -161,15 +163,21 @@ static int check_file_name(const char *file)
 	return 0;
 }
 
-int fs_cgfs_open_file_at(int dirfd, const char *file)
+/* file (one name, no path) in dirfd, never through a symlink. */
+static int open_name(int dirfd, const char *file, int flags)
 {
 	int fd, r;
 
 	r = check_file_name(file);
 	if (r < 0)
 		return r;
-	fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dirfd, file, flags | O_NOFOLLOW | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+int fs_cgfs_open_file_at(int dirfd, const char *file)
+{
+	return open_name(dirfd, file, O_RDONLY);
 }
 
 /*
@@ -269,6 +277,35 @@ int fs_cgfs_write_at(int dirfd, const char *file, const char *value)
 		r = 0;
 	close(fd);
 	return r;
+}
+
+int fs_cgfs_open_file_w(int dirfd, const char *file)
+{
+	return open_name(dirfd, file, O_WRONLY);
+}
+
+int fs_cgfs_pwrite(int fd, const char *value, bool truncate)
+{
+	size_t len = strlen(value);
+	ssize_t n;
+
+	do {
+		n = pwrite(fd, value, len, 0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EIO;
+	if (truncate && ftruncate(fd, (off_t)len) < 0)
+		return -errno;
+	return 0;
+}
+
+bool fs_cgfs_is_cgroup2(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
 int fs_cgfs_write(const struct fs_cgroupfs *cg, const char *rel, const char *file,

@@ -12,6 +12,7 @@
 #ifndef FAIRSHARE_CGROUPFS_H
 #define FAIRSHARE_CGROUPFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -98,5 +99,25 @@ int fs_cgfs_write(const struct fs_cgroupfs *cg, const char *rel, const char *fil
 
 /* Same, relative to an already opened cgroup directory fd. */
 int fs_cgfs_write_at(int dirfd, const char *file, const char *value);
+
+/*
+ * Opens <dirfd>/<file> for writing again and again with fs_cgfs_pwrite()
+ * (O_WRONLY|O_CLOEXEC|O_NOFOLLOW, no O_TRUNC; file is one name). An fd >= 0
+ * or -errno.
+ */
+int fs_cgfs_open_file_w(int dirfd, const char *file);
+
+/*
+ * Writes value through an fd from fs_cgfs_open_file_w() in one pwrite(2) at
+ * offset 0: a cgroupfs write ignores the offset and replaces the value, so
+ * one fd serves every period. A regular file (the tests' fake trees) is cut
+ * to the value's length as well (truncate), as O_TRUNC did. 0 or -errno
+ * (-ENODEV once the file was removed from cgroupfs with its cgroup or
+ * controller).
+ */
+int fs_cgfs_pwrite(int fd, const char *value, bool truncate);
+
+/* Whether fd is on a cgroup2 filesystem (not a fake tree). */
+bool fs_cgfs_is_cgroup2(int fd);
 
 #endif /* FAIRSHARE_CGROUPFS_H */

@@ -83,6 +83,8 @@ static void test_settings_are_per_period(void **state)
 		assert_float_equal(ec.decay, edef.decay, 0);
 		assert_float_equal(pc.mem_step_down, def.mem_step_down, 0);
 		assert_float_equal(pc.busy, def.busy, 0);
+		/* the longest cpu.max period follows it (plan.h) */
+		assert_int_equal(pc.interval_usec, intervals[i]);
 		free(c);
 	}
 }
@@ -99,6 +101,7 @@ static void sample(struct fs_tenant_sample *s)
 	s->net_rx_bps = 100;
 	s->net_tx_bps = 20;
 	s->cpu_nr_throttled = 3;
+	s->cpu_throttled_us = 1500;
 	s->mem_ev_high = 2;
 	s->mem_ev_max = 1;
 	s->mem_refault_bytes = 4096;
@@ -307,6 +310,8 @@ static void test_est_sample(void **state)
 	assert_false(es.contended[3]);
 	assert_float_equal(es.usage[5], 120, 0);
 	assert_float_equal(es.cpu_throttled_delta, 3, 0);
+	assert_float_equal(es.cpu_throttled_us, 1500, 0);
+	assert_true(isnan(es.cpu_total)); /* the caller's (fsd_cpu_total) */
 	assert_float_equal(es.mem_high_events_delta, 2, 0);
 	assert_float_equal(es.mem_max_events_delta, 1, 0);
 	assert_float_equal(es.mem_refault_bytes, 4096, 0);
@@ -321,6 +326,29 @@ static void test_est_sample(void **state)
 	assert_true(isinf(es.limit[2]));
 	fsd_est_sample(&c->res, &s, contended, NULL, true, &es);
 	assert_true(isinf(es.limit[2]));
+	free(c);
+}
+
+/* The tenants' CPU use together: present tenants only, not those on a new
+ * baseline (their usage is no period's); NaN without a CPU resource. */
+static void test_cpu_total(void **state)
+{
+	struct fs_conf *c = conf(1000000);
+	struct fs_tenant_sample s[4];
+	struct fs_resources none;
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++)
+		sample(&s[i]);
+	s[1].cpu_cores = 0.25;
+	s[2].present = false;
+	s[3].reset = true;
+	assert_float_equal(fsd_cpu_total(&c->res, 4, s), 1.75, 1e-12);
+	s[1].cpu_cores = NAN; /* unknown counts as 0 */
+	assert_float_equal(fsd_cpu_total(&c->res, 2, s), 1.5, 1e-12);
+	assert_float_equal(fsd_cpu_total(&c->res, 0, s), 0, 0);
+	memset(&none, 0, sizeof(none));
+	assert_true(isnan(fsd_cpu_total(&none, 4, s)));
 	free(c);
 }
 
@@ -386,6 +414,7 @@ int main(void)
 	    cmocka_unit_test(test_io_load),
 	    cmocka_unit_test(test_shared_disk),
 	    cmocka_unit_test(test_est_sample),
+	    cmocka_unit_test(test_cpu_total),
 	    cmocka_unit_test(test_limits_one_io_line_per_disk),
 	};
 

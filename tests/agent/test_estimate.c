@@ -473,6 +473,119 @@ static void test_signals(void **unused)
 	assert_int_equal(st.reasons, 0);
 }
 
+/* One core, the starved-host case (issue 14, e2e-disk at load 9+): two fio
+ * readers used 0.33 and 0.32 core and showed 0.66 and 0.77 core of
+ * runqueue wait. The tenants leave a third of the CPU unused, so the wait
+ * is the host's or the kernel's, not contention among them: demand stays
+ * usage, and the CPU is no bottleneck (sum of demands 0.65 < 1). The same
+ * wait on a CPU they keep busy is contention and raises the demand; an
+ * unknown total (NaN) keeps the rule as it was. PSI cpu is gated alike. */
+static void test_cpu_wait_needs_busy_cpu(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state deep, shallow;
+	struct est_sample s;
+	const double use[2] = {0.332, 0.319}, wait[2] = {0.655, 0.766};
+	struct est_state *st[2] = {&deep, &shallow};
+	char why[64];
+
+	(void)unused;
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(fs_resources_add(&res, FS_RES_CPU, NULL, 1, -1, (struct fs_devnum){0, 0}),
+			 0);
+	est_config_default(&cfg);
+	assert_near(cfg.cpu_busy, FS_RES_BUSY_SHARE);
+	for (int i = 0; i < 2; i++) {
+		est_state_init(st[i]);
+		est_sample_init(&s);
+		s.usage[0] = use[i];
+		s.cpu_wait = wait[i];
+		s.cpu_total = use[0] + use[1];
+		est_update(&res, &cfg, NULL, st[i], &s, st[i]);
+		assert_near(st[i]->demand[0], use[i]);
+		assert_false(st[i]->held[0]);
+		assert_string_equal(est_reason_str(st[i]->reasons, why, sizeof(why)), "usage");
+	}
+	assert_true(deep.demand[0] + shallow.demand[0] < cfg.cpu_busy);
+
+	/* the tenants keep the core busy (at cpu_busy exactly, and above) */
+	for (int k = 0; k < 3; k++) {
+		const double total[3] = {0.85, 1.0, NAN};
+
+		est_state_init(&deep);
+		est_sample_init(&s);
+		s.usage[0] = use[0];
+		s.cpu_wait = wait[0];
+		s.cpu_total = total[k];
+		est_update(&res, &cfg, NULL, &deep, &s, &deep);
+		assert_near(deep.demand[0], 0.987);
+		assert_int_equal(deep.reasons, EST_CPU_WAIT);
+	}
+
+	/* PSI cpu (no wait measured) holds only on a busy CPU */
+	est_state_init(&deep);
+	est_sample_init(&s);
+	s.usage[0] = use[0];
+	s.psi_cpu = 60;
+	s.cpu_total = 0.65;
+	est_update(&res, &cfg, NULL, &deep, &s, &deep);
+	assert_false(deep.held[0]);
+	assert_int_equal(deep.reasons, 0);
+	s.cpu_total = 0.95;
+	est_update(&res, &cfg, NULL, &deep, &s, &deep);
+	assert_true(deep.held[0]);
+	assert_int_equal(deep.reasons, EST_PSI_CPU);
+}
+
+/* e2e-mix's disk-bound tenant, held to 0.035 core by a cpu.max with a 1 s
+ * period and rewritten every half second: 0.137 core used, 1.21 cores of
+ * wait, nr_throttled 0 (the period timer never found it throttled: each
+ * write unthrottles), throttled_usec 400 ms. Throttled: held, the probe
+ * raises the CPU demand (1.5 x usage), the wait (the time our limit held
+ * it) does not (it made the demand 1.0 and took 0.14 core from the CPU-bound
+ * tenant for a period). The same wait unthrottled on a busy CPU counts. */
+static void test_cpu_wait_throttled_is_probed(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+	char why[64];
+
+	(void)unused;
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(fs_resources_add(&res, FS_RES_CPU, NULL, 1, -1, (struct fs_devnum){0, 0}),
+			 0);
+	est_config_default(&cfg);
+	for (int k = 0; k < 2; k++) {
+		est_state_init(&st);
+		est_sample_init(&s);
+		s.usage[0] = 0.137;
+		s.cpu_wait = 1.21;
+		s.cpu_total = 0.99;
+		if (k == 0)
+			s.cpu_throttled_us = 400000;
+		else
+			s.cpu_throttled_delta = 1;
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+		assert_true(st.held[0]);
+		assert_near(st.demand[0], 1.5 * 0.137);
+		assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)), "cpu-throttled");
+	}
+	/* throttled_usec unknown (NaN) or not grown: not throttled */
+	est_state_init(&st);
+	est_sample_init(&s);
+	s.usage[0] = 0.137;
+	s.cpu_wait = 1.21;
+	s.cpu_total = 0.99;
+	s.cpu_throttled_us = 0;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_false(st.held[0]);
+	assert_near(st.demand[0], 1.0); /* 1.347 runnable, the capacity bounds it */
+	assert_int_equal(st.reasons, EST_CPU_WAIT);
+}
+
 /* Memory is held back by pressure, never by usage: memory.events high or
  * max, refaults of at least refault_share of its usage in the period, PSI.
  * Held, its memory demand is probed above its usage (usage cannot exceed
@@ -628,6 +741,8 @@ int main(void)
 	    cmocka_unit_test(test_io_follow_grace),
 	    cmocka_unit_test(test_io_stalled_keeps_estimate),
 	    cmocka_unit_test(test_signals),
+	    cmocka_unit_test(test_cpu_wait_needs_busy_cpu),
+	    cmocka_unit_test(test_cpu_wait_throttled_is_probed),
 	    cmocka_unit_test(test_memory_pressure),
 	    cmocka_unit_test(test_declared_overrides),
 	    cmocka_unit_test(test_idle_floor),

@@ -184,6 +184,55 @@ static void leader_and_cas(void **state)
 	etcd_client_free(&c);
 }
 
+/* The leader's multi-key txn (puts and deletes, guarded by its leader key)
+ * and a host's serializable read of its own key. */
+static void txn_ops_and_local_read(void **state)
+{
+	(void)state;
+	struct etcd_client c;
+	struct etcd_kvs kvs, lk;
+	int64_t lease;
+	bool won;
+
+	connect_to(&c, one.endpoints);
+	assert_int_equal(etcd_lease_grant(&c, 10, &lease), 0);
+	assert_int_equal(
+	    etcd_txn_put(&c, "/m/leader", ETCD_CMP_CREATE, 0, "h1", 2, lease, &won, NULL, NULL), 0);
+	assert_true(won);
+	assert_int_equal(etcd_range(&c, "/m/leader", false, 0, &lk), 0);
+	assert_int_equal(etcd_put(&c, "/m/alloc/gone", "x", 1, 0, NULL), 0);
+	{
+		const struct etcd_op ops[] = {
+		    {.key = "/m/alloc/gone", .del = true},
+		    {.key = "/m/alloc/h1", .value = "a1", .len = 2, .lease = lease},
+		    {.key = "/m/alloc/h2", .value = "a2", .len = 2, .lease = lease},
+		};
+
+		assert_int_equal(etcd_txn_ops(&c, "/m/leader", ETCD_CMP_CREATE,
+					      lk.kv[0].create_revision, ops, 3, &won, NULL),
+				 0);
+		assert_true(won);
+		/* a deposed leader's txn changes nothing */
+		assert_int_equal(etcd_txn_ops(&c, "/m/leader", ETCD_CMP_CREATE,
+					      lk.kv[0].create_revision + 1, &ops[2], 1, &won, NULL),
+				 0);
+		assert_false(won);
+	}
+	assert_int_equal(etcd_range_local(&c, "/m/alloc/", true, 0, &kvs), 0);
+	assert_int_equal(kvs.n, 2);
+	assert_string_equal(kvs.kv[0].key, "/m/alloc/h1");
+	assert_string_equal(kvs.kv[1].value, "a2");
+	assert_int_equal(kvs.kv[1].lease, lease);
+	etcd_kvs_free(&kvs);
+	/* bound to the leader's lease: they go with it */
+	assert_int_equal(etcd_lease_revoke(&c, lease), 0);
+	assert_int_equal(etcd_range_local(&c, "/m/alloc/", true, 0, &kvs), 0);
+	assert_int_equal(kvs.n, 0);
+	etcd_kvs_free(&kvs);
+	etcd_kvs_free(&lk);
+	etcd_client_free(&c);
+}
+
 static void failover_and_unreachable(void **state)
 {
 	(void)state;
@@ -331,6 +380,7 @@ int main(void)
 	    cmocka_unit_test(put_range_revision),
 	    cmocka_unit_test(leases),
 	    cmocka_unit_test(leader_and_cas),
+	    cmocka_unit_test(txn_ops_and_local_read),
 	    cmocka_unit_test(failover_and_unreachable),
 	    cmocka_unit_test(three_members),
 	    cmocka_unit_test(tls),

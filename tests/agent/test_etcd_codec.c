@@ -156,6 +156,29 @@ static void requests(void **state)
 	json_object_put(o);
 	free(s);
 
+	{
+		const struct etcd_op ops[] = {
+		    {.key = "gone", .del = true},
+		    {.key = "k", .value = "v", .len = 1, .lease = 9},
+		};
+
+		s = etcd_req_txn_ops("leader", ETCD_CMP_CREATE, 5, ops, 2);
+		o = json_tokener_parse(s);
+		assert_string_equal(field(o, "compare.0.create_revision"), "5");
+		assert_string_equal(field(o, "success.0.request_delete_range.key"), "Z29uZQ==");
+		assert_null(field(o, "success.0.request_delete_range.range_end"));
+		assert_string_equal(field(o, "success.1.request_put.value"), "dg==");
+		assert_string_equal(field(o, "success.1.request_put.lease"), "9");
+		assert_null(field(o, "failure"));
+		json_object_put(o);
+		free(s);
+	}
+	s = etcd_req_range_local("one", false, 0);
+	o = json_tokener_parse(s);
+	assert_string_equal(field(o, "serializable"), "true");
+	json_object_put(o);
+	free(s);
+
 	s = etcd_req_lease_grant(6);
 	assert_string_equal(s, "{\"TTL\":\"6\"}");
 	free(s);

@@ -124,10 +124,10 @@ grep -q "^c .* 0.00/1.00 " "$DIR/batch.txt" || fail "batch row of c: $(cat "$DIR
 
 # 5,000 tenants: the stand-in daemon (see the top of this file). It writes
 # the names in the expected order (cpu use, largest first) to big.order and
-# binds its socket only once its answer is ready.
+# puts its socket in place only once its answer is ready and it listens.
 BIG_SOCK="$DIR/big.sock"
 "$PYTHON" - "$SOCK" "$BIG_SOCK" "$N_BIG" "$DIR/big.order" <<'PY' 2>"$DIR/big.log" &
-import copy, json, socket, sys
+import copy, json, os, socket, sys
 
 real, path, n, order = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 
@@ -156,9 +156,13 @@ st["tenants"] = tenants
 answer = (json.dumps(st, separators=(",", ":")) + "\n").encode()
 with open(order, "w") as f:
     f.writelines(t["name"] + "\n" for t in sorted(tenants, key=lambda t: -t["usage"]["cpu"]))
+# Bound and listening under another name, then renamed: the socket file
+# appears only once connect() works (between bind and listen it refuses,
+# which a loaded machine made long enough to hit).
 srv = socket.socket(socket.AF_UNIX)
-srv.bind(path)
+srv.bind(path + ".new")
 srv.listen(8)
+os.rename(path + ".new", path)
 while True:
     c, _ = srv.accept()
     try:

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -28,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -44,6 +46,12 @@ struct fixture {
 	char cg[512], conf[512], state[512], notify[512], log[512], out[512];
 	int notify_fd;
 };
+
+/* The fixture's NOTIFY_SOCKET, drained while waiting for an exit: the
+ * daemon sends STATUS= every period, and once 10 datagrams are unread
+ * (net.unix.max_dgram_qlen) its sd_notify blocks and it never sees SIGTERM.
+ * A loaded machine (slow test, many periods) made that a flaky failure. */
+static int notify_fd = -1;
 
 static const char *const tenants[] = {"a.slice", "b.slice"};
 
@@ -152,6 +160,7 @@ static int setup(void **state)
 
 	f->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	assert_true(f->notify_fd >= 0);
+	notify_fd = f->notify_fd;
 	assert_true(strlen(f->notify) < sizeof(sa.sun_path));
 	strcpy(sa.sun_path, f->notify);
 	assert_int_equal(bind(f->notify_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -164,6 +173,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	close(f->notify_fd);
+	notify_fd = -1;
 	at_rmtree(f->dir);
 	free(f->dir);
 	free(f);
@@ -199,9 +209,12 @@ static pid_t spawn(struct fixture *f, const char *const *args)
 
 static int wait_exit(pid_t pid)
 {
+	char drop[4096];
 	int st;
 
 	for (int i = 0; i < 300; i++) { /* 30 s */
+		while (notify_fd >= 0 && recv(notify_fd, drop, sizeof(drop), MSG_DONTWAIT) > 0)
+			;
 		pid_t r = waitpid(pid, &st, WNOHANG);
 
 		if (r == pid)
@@ -568,6 +581,72 @@ static void test_release_after_crash(void **state)
 	assert_tree_is(f, before);
 }
 
+static double elapsed_s(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * A period that runs late (a loaded host; here a SIGSTOP of 1 s) measures its
+ * rates over the time since the last period ran, not the nominal interval.
+ * Tenant a's cpu.stat grows at 0.5 core in real time; stamped with the time
+ * the period was due, the first period after the stop saw 1.1 s of use in
+ * 0.1 s: 5.5 cores. The bound 2.5 leaves room for this test's own writer
+ * running late on a loaded host (it would need a 0.4 s delay to reach it).
+ */
+static void test_late_period_rates(void **state)
+{
+	struct fixture *f = *state;
+	const char *args[] = {"--dry-run", NULL};
+	struct timespec t0;
+	double t, worst = 0, u;
+	bool stopped = false, resumed = false;
+	int periods = 0;
+	const char *line;
+	char text[256];
+	pid_t pid;
+
+	pid = spawn(f, args);
+	wait_notify(f, "READY=1");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((t = elapsed_s(&t0)) < 2.5) {
+		snprintf(text, sizeof(text),
+			 "usage_usec %.0f\nuser_usec 0\nsystem_usec 0\nnr_periods 0\n"
+			 "nr_throttled 0\nthrottled_usec 0\n",
+			 1000 + 0.5 * t * 1e6);
+		at_write(f->cg, "a.slice/cpu.stat", text);
+		/* STATUS= every period: a full datagram queue (10) blocks it */
+		while (recv(f->notify_fd, text, sizeof(text), MSG_DONTWAIT) > 0)
+			;
+		if (!stopped && t >= 0.8) {
+			kill(pid, SIGSTOP);
+			stopped = true;
+		}
+		if (!resumed && t >= 1.8) {
+			kill(pid, SIGCONT);
+			resumed = true;
+		}
+		usleep(10000);
+	}
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid), 0);
+	for (line = strstr(slurp(f->log), "tenant=a "); line;
+	     line = strstr(line + 1, "tenant=a ")) {
+		const char *c = strstr(line, "cpu.usage=");
+
+		if (c && sscanf(c, "cpu.usage=%lf", &u) == 1 && !isnan(u)) {
+			worst = u > worst ? u : worst;
+			periods++;
+		}
+	}
+	assert_true(periods >= 10);
+	if (worst > 2.5)
+		fail_msg("a 0.5-core tenant measured at %.2f cores after a late period", worst);
+}
+
 static void test_exit_codes(void **state)
 {
 	struct fixture *f = *state;
@@ -593,6 +672,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_reload, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_release_after_crash, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_template_tenants, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_late_period_rates, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_codes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

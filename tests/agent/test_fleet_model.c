@@ -22,8 +22,8 @@
 #include "psdsf_caps.h"
 #include "scenario.h"
 
-static struct fleet_tenant_rec h1_t[] = {{"a", 1, {8, 8e9}}, {"b", 1, {8, 8e9}}};
-static struct fleet_tenant_rec h2_t[] = {{"b", 1, {8, 8e9}}, {"c", 1, {2, 2e9}}};
+static struct fleet_tenant_rec h1_t[] = {{"a", 1, {8, 8e9}, ""}, {"b", 1, {8, 8e9}, ""}};
+static struct fleet_tenant_rec h2_t[] = {{"b", 1, {8, 8e9}, ""}, {"c", 1, {2, 2e9}, ""}};
 
 static void f1_hosts(struct fleet_host_rec *h)
 {
@@ -50,7 +50,7 @@ static void solve_f1(void **state)
 	char err[256];
 
 	f1_hosts(h);
-	assert_int_equal(fleet_solve(h, 2, &a, NULL, err, sizeof(err)), 0);
+	assert_int_equal(fleet_solve(h, 2, NULL, NULL, &a, NULL, err, sizeof(err)), 0);
 	assert_int_equal(a.n_hosts, 2);
 	assert_string_equal(a.h[0].host, "h1");
 	assert_int_equal(a.h[0].version, 3);
@@ -66,8 +66,8 @@ static void solve_f1(void **state)
 static void shapes_differ(void **state)
 {
 	(void)state;
-	struct fleet_tenant_rec t1[] = {{"a", 2, {4, 1e9}}};
-	struct fleet_tenant_rec t2[] = {{"a", 1, {1, 3e9}}, {"z", 1, {0, 0}}};
+	struct fleet_tenant_rec t1[] = {{"a", 2, {4, 1e9}, ""}};
+	struct fleet_tenant_rec t2[] = {{"a", 1, {1, 3e9}, ""}, {"z", 1, {0, 0}, ""}};
 	struct fleet_host_rec h[2];
 	struct fleet_alloc a;
 	char err[256];
@@ -76,7 +76,7 @@ static void shapes_differ(void **state)
 	h[0].t = t1;
 	h[0].n_tenants = 1;
 	h[1].t = t2;
-	assert_int_equal(fleet_solve(h, 2, &a, NULL, err, sizeof(err)), 0);
+	assert_int_equal(fleet_solve(h, 2, NULL, NULL, &a, NULL, err, sizeof(err)), 0);
 	/* Alone on each host, a gets all it asks everywhere. */
 	assert_float_equal(a.h[0].g[0].grant, 1, 1e-6);
 	assert_float_equal(a.h[1].g[0].grant, 1, 1e-6);
@@ -92,7 +92,7 @@ static void shapes_differ(void **state)
 	h[1].t = &t2[1];
 	h[1].n_tenants = 1;
 	h[0].n_tenants = 0;
-	assert_int_equal(fleet_solve(h, 2, &a, NULL, err, sizeof(err)), -EINVAL);
+	assert_int_equal(fleet_solve(h, 2, NULL, NULL, &a, NULL, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "no tenant has demand"));
 }
 
@@ -116,7 +116,7 @@ static void json_roundtrip(void **state)
 	fleet_host_free(&back);
 	free(s);
 
-	assert_int_equal(fleet_solve(h, 2, &a, NULL, err, sizeof(err)), 0);
+	assert_int_equal(fleet_solve(h, 2, NULL, NULL, &a, NULL, err, sizeof(err)), 0);
 	a.revision = 42;
 	a.time_us = 99;
 	snprintf(a.leader, sizeof(a.leader), "h2");
@@ -163,7 +163,7 @@ static void dump_certified(void **state)
 
 	assert_non_null(f);
 	f1_hosts(h);
-	assert_int_equal(fleet_solve(h, 2, &a, f, err, sizeof(err)), 0);
+	assert_int_equal(fleet_solve(h, 2, NULL, NULL, &a, f, err, sizeof(err)), 0);
 	fclose(f);
 	if (scenario_load(path, &sc, &cerr) < 0)
 		fail_msg("%s", cerr.msg);
@@ -191,7 +191,7 @@ static void verdicts(void **state)
 	const uint64_t now = 1000000000, age = 2000000;
 
 	f1_hosts(h);
-	assert_int_equal(fleet_solve(h, 2, &a, NULL, err, sizeof(err)), 0);
+	assert_int_equal(fleet_solve(h, 2, NULL, NULL, &a, NULL, err, sizeof(err)), 0);
 	a.time_us = now - 1000000;
 	assert_int_equal(fleet_check(&a, &h[1], now, age, &mine), FLEET_APPLY);
 	assert_ptr_equal(mine, &a.h[1]);
@@ -213,12 +213,144 @@ static void verdicts(void **state)
 	fleet_alloc_free(&a);
 }
 
+/* PREFIX/weights: JSON both ways, the config's bounds, set replaces. */
+static void weights_json(void **state)
+{
+	(void)state;
+	struct fleet_weights w = {0}, back;
+	char err[256], *s;
+
+	assert_int_equal(fleet_weights_set(&w, "b", false, 2), 0);
+	assert_int_equal(fleet_weights_set(&w, "users", true, 3), 0);
+	assert_int_equal(fleet_weights_set(&w, "a", false, 0.5), 0);
+	assert_int_equal(fleet_weights_set(&w, "a", false, 4), 0); /* replaces */
+	assert_int_equal(w.n, 3);
+	assert_int_equal(fleet_weights_set(&w, "a", false, 0), -EINVAL);   /* below 1e-6 */
+	assert_int_equal(fleet_weights_set(&w, "a", false, 2e6), -EINVAL); /* above 1e6 */
+	assert_int_equal(fleet_weights_set(&w, "a b", false, 1), -EINVAL);
+	assert_int_equal(fleet_weights_set(&w, "", false, 1), -EINVAL);
+	s = fleet_weights_to_json(&w);
+	assert_non_null(s);
+	assert_int_equal(fleet_weights_from_json(s, &back, err, sizeof(err)), 0);
+	assert_int_equal(back.n, 3);
+	assert_float_equal(fleet_weights_get(&back, "a", false), 4, 0);
+	assert_float_equal(fleet_weights_get(&back, "b", false), 2, 0);
+	assert_float_equal(fleet_weights_get(&back, "users", true), 3, 0);
+	assert_float_equal(fleet_weights_get(&back, "users", false), 0, 0);
+	assert_float_equal(fleet_weights_get(&back, "c", false), 0, 0);
+	free(s);
+	fleet_weights_free(&back);
+	fleet_weights_free(&w);
+	assert_int_equal(
+	    fleet_weights_from_json("{\"tenants\": {\"a\": 1e9}}", &back, err, sizeof(err)),
+	    -EPROTO);
+	assert_non_null(strstr(err, "'a'"));
+	assert_int_equal(fleet_weights_from_json("[1]", &back, err, sizeof(err)), -EPROTO);
+}
+
+/* Weights: the fleet's by name, then by template, then a host's; every
+ * grant says which, on every host alike. */
+static void fleet_weights_used(void **state)
+{
+	(void)state;
+	struct fleet_tenant_rec t1[] = {{"a", 1, {8, 8e9}, ""}, {"b", 5, {8, 8e9}, "ci"}};
+	struct fleet_tenant_rec t2[] = {{"b", 1, {8, 8e9}, "ci"}, {"c", 3, {2, 2e9}, ""}};
+	struct fleet_host_rec h[2];
+	struct fleet_weights w = {0};
+	struct fleet_alloc a;
+	char err[256];
+
+	f1_hosts(h);
+	h[0].t = t1;
+	h[1].t = t2;
+	assert_int_equal(fleet_weights_set(&w, "a", false, 2), 0);
+	assert_int_equal(fleet_weights_set(&w, "ci", true, 1), 0);
+	assert_int_equal(fleet_solve(h, 2, &w, NULL, &a, NULL, err, sizeof(err)), 0);
+	/* a: 2 from the fleet; b: 1 from its template (not h1's 5); c: h2's 3 */
+	assert_float_equal(a.h[0].g[0].weight, 2, 0);
+	assert_int_equal(a.h[0].g[0].from, FLEET_W_TENANT);
+	assert_float_equal(a.h[0].g[1].weight, 1, 0);
+	assert_int_equal(a.h[0].g[1].from, FLEET_W_TEMPLATE);
+	assert_float_equal(a.h[1].g[0].weight, 1, 0);
+	assert_int_equal(a.h[1].g[0].from, FLEET_W_TEMPLATE);
+	assert_float_equal(a.h[1].g[1].weight, 3, 0);
+	assert_int_equal(a.h[1].g[1].from, FLEET_W_HOST);
+	/* F2 of docs/fleet.md: phi_a = 2 gives a all of h1 */
+	assert_float_equal(a.h[0].g[0].grant, 1, 1e-6);
+	assert_float_equal(a.h[0].g[1].grant, 0, 1e-6);
+	fleet_alloc_free(&a);
+	fleet_weights_free(&w);
+}
+
+/* One host's key holds its part only, and round-trips with the weights. */
+static void host_part_json(void **state)
+{
+	(void)state;
+	struct fleet_host_rec h[2];
+	struct fleet_alloc a, back;
+	char err[256], *s;
+
+	f1_hosts(h);
+	assert_int_equal(fleet_solve(h, 2, NULL, NULL, &a, NULL, err, sizeof(err)), 0);
+	a.revision = 7;
+	s = fleet_alloc_host_to_json(&a, 1);
+	assert_int_equal(fleet_alloc_from_json(s, &back, err, sizeof(err)), 0);
+	assert_int_equal(back.revision, 7);
+	assert_int_equal(back.n_hosts, 1);
+	assert_string_equal(back.h[0].host, "h2");
+	assert_float_equal(back.h[0].g[0].grant, a.h[1].g[0].grant, 1e-8);
+	assert_float_equal(back.h[0].g[0].weight, 1, 0);
+	assert_int_equal(back.h[0].g[0].from, FLEET_W_HOST);
+	free(s);
+	fleet_alloc_free(&back);
+	fleet_alloc_free(&a);
+}
+
+/* The leader's warm start: the second solve starts from the first answer
+ * (mapped by name, a new tenant from 0) and gives the same grants. */
+static void warm_solve(void **state)
+{
+	(void)state;
+	struct fleet_host_rec h[2];
+	struct fleet_warm warm = {0};
+	struct fleet_alloc a, b;
+	char err[256];
+
+	f1_hosts(h);
+	assert_int_equal(fleet_solve(h, 2, NULL, &warm, &a, NULL, err, sizeof(err)), 0);
+	assert_false(warm.used);
+	assert_int_equal(warm.N, 3);
+	assert_int_equal(fleet_solve(h, 2, NULL, &warm, &b, NULL, err, sizeof(err)), 0);
+	assert_true(warm.used);
+	assert_int_equal(b.iterations, 1);
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < 2; i++)
+			assert_float_equal(a.h[k].g[i].grant, b.h[k].g[i].grant, 1e-6);
+	fleet_alloc_free(&b);
+	/* hosts in the other order, one tenant renamed: still mapped by name */
+	{
+		struct fleet_tenant_rec t2[] = {{"b", 1, {8, 8e9}, ""}, {"d", 1, {2, 2e9}, ""}};
+		struct fleet_host_rec r[2] = {h[1], h[0]};
+
+		r[0].t = t2;
+		assert_int_equal(fleet_solve(r, 2, NULL, &warm, &b, NULL, err, sizeof(err)), 0);
+		assert_true(warm.used);
+		assert_float_equal(b.h[1].g[0].grant, 7.0 / 8, 1e-6);
+		assert_float_equal(b.h[0].g[1].grant, 1, 1e-6);
+		fleet_alloc_free(&b);
+	}
+	fleet_alloc_free(&a);
+	fleet_warm_free(&warm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(solve_f1),	      cmocka_unit_test(shapes_differ),
-	    cmocka_unit_test(json_roundtrip), cmocka_unit_test(dump_certified),
-	    cmocka_unit_test(verdicts),
+	    cmocka_unit_test(solve_f1),		  cmocka_unit_test(shapes_differ),
+	    cmocka_unit_test(json_roundtrip),	  cmocka_unit_test(dump_certified),
+	    cmocka_unit_test(verdicts),		  cmocka_unit_test(weights_json),
+	    cmocka_unit_test(fleet_weights_used), cmocka_unit_test(host_part_json),
+	    cmocka_unit_test(warm_solve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

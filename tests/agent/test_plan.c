@@ -872,6 +872,98 @@ static void test_deadband_and_io_floor(void **unused)
 	plan_free(&cur);
 }
 
+/* b's cpu.max in a plan where a (CPU-bound, 8 cores wanted) takes the rest
+ * of the 4 cores and b (small) gets exactly its demand: b's limit = cores. */
+static struct plan_tenant cpu_small(const struct plan_config *cfg, double cores,
+				    const struct plan_tenant *prev_b)
+{
+	struct plan_tenant_in in[2];
+	struct plan prev, cur;
+	struct plan_tenant b;
+
+	tenant(&in[0], "a", 8, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "b", cores, 1 * GiB, 1 * MiB, 1 * MiB);
+	memset(&prev, 0, sizeof(prev));
+	if (prev_b) {
+		compute(cfg, 2, in, NULL, &prev);
+		prev.t[1].cpu_period_usec = prev_b->cpu_period_usec;
+		prev.t[1].cpu_quota_usec = prev_b->cpu_quota_usec;
+	}
+	compute(cfg, 2, in, prev_b ? &prev : NULL, &cur);
+	assert_int_equal(cur.mode, PLAN_MODE_LIMITS);
+	assert_true(cur.saturated[CPU]);
+	assert_near(cur.t[1].x, 1);
+	b = cur.t[1];
+	plan_free(&cur);
+	plan_free(&prev);
+	return b;
+}
+
+static void assert_cpu_max(const struct plan_tenant *t, uint64_t quota, uint64_t period)
+{
+	if (t->cpu_quota_usec != quota || t->cpu_period_usec != period)
+		fail_msg("cpu.max %llu %llu, want %llu %llu", (unsigned long long)t->cpu_quota_usec,
+			 (unsigned long long)t->cpu_period_usec, (unsigned long long)quota,
+			 (unsigned long long)period);
+}
+
+/*
+ * Small cpu.max limits (plan.h "File values"): every write of cpu.max
+ * refills a quota, so the period is at most the agent's interval (e2e-mix:
+ * 0.035 core at a 1 s period rewritten every 0.5 s ran at 0.07-0.14); the
+ * period in force stays within a hysteresis (half to 1.5 times the precise
+ * quota), and a falling quota at a long period has a wider dead band.
+ */
+static void test_cpu_period_small_limits(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant b;
+
+	(void)unused;
+	host(&cfg);
+	cfg.enforce = FS_ENFORCE_LIMITS;
+	b = cpu_small(&cfg, 0.03, NULL); /* interval unknown: up to 1 s */
+	assert_cpu_max(&b, 30000, 1000000);
+	cfg.interval_usec = 500000;
+	b = cpu_small(&cfg, 0.03, NULL); /* 15 ms at 500 ms, below 20 ms: the cap */
+	assert_cpu_max(&b, 15000, 500000);
+	cfg.interval_usec = 50000; /* shorter than the configured period: no cap */
+	b = cpu_small(&cfg, 0.03, NULL);
+	assert_cpu_max(&b, 30000, 1000000);
+	cfg.interval_usec = 500000;
+	b = cpu_small(&cfg, 0.03, &b); /* a period above the cap goes */
+	assert_cpu_max(&b, 15000, 500000);
+
+	/* hysteresis: 0.11 core needs 200 ms (22 ms), but 500 ms stays until
+	 * the 200 ms quota reaches 30 ms */
+	b = cpu_small(&cfg, 0.11, &b);
+	assert_cpu_max(&b, 55000, 500000);
+	b = cpu_small(&cfg, 0.16, &b);
+	assert_cpu_max(&b, 32000, 200000);
+	b = cpu_small(&cfg, 0.16, NULL); /* the same without a previous plan */
+	assert_cpu_max(&b, 32000, 200000);
+	/* 0.06 core needs 500 ms, but 200 ms stays while its quota is >= 10 ms */
+	b = cpu_small(&cfg, 0.06, &b);
+	assert_cpu_max(&b, 12000, 200000);
+	b = cpu_small(&cfg, 0.04, &b);
+	assert_cpu_max(&b, 20000, 500000);
+
+	/* falling at 500 ms: a band of 15 %; rising: 3 % */
+	b = cpu_small(&cfg, 0.036, &b); /* -10 %: kept */
+	assert_cpu_max(&b, 20000, 500000);
+	b = cpu_small(&cfg, 0.033, &b); /* -17.5 %: written */
+	assert_cpu_max(&b, 16500, 500000);
+	b = cpu_small(&cfg, 0.0336, &b); /* +1.8 %: kept */
+	assert_cpu_max(&b, 16500, 500000);
+	b = cpu_small(&cfg, 0.0345, &b); /* +4.5 %: written */
+	assert_cpu_max(&b, 17250, 500000);
+	/* at the configured period the plain band both ways */
+	b = cpu_small(&cfg, 0.5, NULL);
+	assert_cpu_max(&b, 50000, 100000);
+	b = cpu_small(&cfg, 0.48, &b); /* -4 % */
+	assert_cpu_max(&b, 48000, 100000);
+}
+
 /*
  * Weights mode on a disk whose io.weight is inert (no bfq, no io.cost; the
  * Debian default): cpu.max is lifted, io.max keeps the limits of the
@@ -1082,6 +1174,7 @@ int main(void)
 	    cmocka_unit_test(test_two_bottlenecks_weights),
 	    cmocka_unit_test(test_two_bottlenecks_keep_limits),
 	    cmocka_unit_test(test_deadband_and_io_floor),
+	    cmocka_unit_test(test_cpu_period_small_limits),
 	    cmocka_unit_test(test_weights_mode_keeps_io_max_where_io_weight_is_inert),
 	    cmocka_unit_test(test_forced_modes),
 	    cmocka_unit_test(test_absent_tenant),

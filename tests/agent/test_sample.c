@@ -947,6 +947,56 @@ static void test_sampler_out_of_fds(void **state)
 	assert_int_equal(count_fds(), before);
 }
 
+/*
+ * The writer's share of the fds (fs_cgroupfs_writer_fds): what the budget
+ * (soft RLIMIT_NOFILE less max(256, a quarter)) leaves once every tenant
+ * keeps its directory and all 8 files (memory.events too: no inotify); and file_fd lends a kept
+ * file of a kept tenant, only that.
+ */
+static void test_sampler_writer_share(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1"};
+	struct fs_sampler_config cfg = {.cgroup_root = f->root, .n_tenants = 1, .cgroups = cgs};
+	struct fs_tenant_sample s[1];
+	struct rlimit saved, rl;
+	uint64_t ino;
+	int fd;
+	void *st;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	rl = saved;
+	rl.rlim_cur = 2000; /* budget 1500 */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	assert_int_equal(fs_cgroupfs_writer_fds(0), 1500);
+	assert_int_equal(fs_cgroupfs_writer_fds(100), 1500 - 900);
+	assert_int_equal(fs_cgroupfs_writer_fds(166), 6);
+	assert_int_equal(fs_cgroupfs_writer_fds(167), 0);
+	assert_int_equal(fs_cgroupfs_writer_fds(10000), 0);
+	rl.rlim_cur = 1000; /* the reserve is at least 256 */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	assert_int_equal(fs_cgroupfs_writer_fds(10), 1000 - 256 - 90);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+
+	write_counters(f->root, "t1", 1000000, 0, 0, 0, 100, true);
+	assert_int_equal(fs_sampler_cgroupfs.open(&st, &cfg), 0);
+	assert_int_equal(fs_sampler_cgroupfs.file_fd(st, 0, "t1", "memory.current"), -1);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
+	fd = fs_sampler_cgroupfs.file_fd(st, 0, "t1", "memory.current");
+	assert_true(fd >= 0);
+	assert_int_equal(fs_sampler_cgroupfs.dirfd(st, 0, "t1", &ino) >= 0, true);
+	{
+		char buf[64] = "";
+
+		assert_int_equal(pread(fd, buf, sizeof(buf) - 1, 0), 8);
+		assert_string_equal(buf, "1048576\n");
+	}
+	assert_int_equal(fs_sampler_cgroupfs.file_fd(st, 0, "t2", "memory.current"), -1);
+	assert_int_equal(fs_sampler_cgroupfs.file_fd(st, 1, "t1", "memory.current"), -1);
+	assert_int_equal(fs_sampler_cgroupfs.file_fd(st, 0, "t1", "cpu.max"), -1);
+	fs_sampler_cgroupfs.close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -971,6 +1021,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sampler_memory_events_watched, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_out_of_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_error_logged_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_writer_share, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -596,7 +596,9 @@ static void test_estimate_wait_replaces_psi_cpu(void **state)
 	assert_true(st.demand[1] == 1e6); /* only the held resource is probed */
 }
 
-/* Held back (throttled) too: the larger of probe * usage and usage + wait. */
+/* Held back (throttled): the probe sets the CPU demand, not the wait (it
+ * includes the time our cpu.max held the threads: estimate.h). Released,
+ * the larger of the decaying probe * usage and usage + wait. */
 static void test_estimate_wait_and_probe(void **state)
 {
 	struct fs_resources res;
@@ -613,15 +615,19 @@ static void test_estimate_wait_and_probe(void **state)
 	s.usage[0] = 1.0;
 	s.usage[1] = 1e6;
 	s.cpu_throttled_delta = 3;
-	s.cpu_wait = 0.2; /* probe 1.5 gives 1.5 > 1.2 */
+	s.cpu_wait = 0.2;
 	est_update(&res, &cfg, NULL, &st, &s, &st);
 	assert_true(st.demand[0] == 1.5);
 	assert_false(st.reasons & EST_CPU_WAIT);
-	s.cpu_wait = 2.0; /* 3.0 > probe 2.25 * 1.0 */
+	s.cpu_wait = 2.0; /* throttled: still the probe, 2.25 * 1.0 */
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.demand[0] == 2.25);
+	assert_false(st.reasons & EST_CPU_WAIT);
+	assert_true(st.demand[1] == 1e6); /* the probe scales only the held cpu */
+	s.cpu_throttled_delta = 0;	  /* released: 3.0 > probe 1.625 * 1.0 */
 	est_update(&res, &cfg, NULL, &st, &s, &st);
 	assert_true(st.demand[0] == 3.0);
 	assert_true(st.reasons & EST_CPU_WAIT);
-	assert_true(st.demand[1] == 1e6); /* the probe scales only the held cpu */
 
 	/* a declared demand wins over the wait */
 	for (size_t r = 0; r < FS_MAX_RES; r++)

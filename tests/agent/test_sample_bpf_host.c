@@ -207,7 +207,10 @@ static void test_wait_raises_demand_and_close_unloads(void **state)
 		      s[0].cpu_cores, s[0].cpu_runq_wait, (double)(t1 - t0) / 1e6, s[1].cpu_cores,
 		      s[1].cpu_runq_wait);
 	assert_true(s[0].present && !s[0].reset);
-	assert_true(s[0].cpu_cores > 0.3);
+	/* The burners ran and were counted. Not more: on a host at load 20-25
+	 * (builds beside the tests) they got 0.16 core; what is checked is
+	 * the wait against the use, whatever the use is. */
+	assert_true(s[0].cpu_cores > 0.05);
 	/* two burners on one CPU: each waits while the other runs */
 	assert_true(s[0].cpu_runq_wait > 0.5 * s[0].cpu_cores);
 	assert_true(s[1].cpu_runq_wait == 0); /* nothing ran there */

@@ -8,6 +8,7 @@
  * (one state save per round, nothing at all in the steady state, seen through
  * inotify), a state file of a crashed run, recreated cgroups.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -879,6 +880,107 @@ static void test_crashed_run_state(void **state)
 	fs_writer_close(w);
 }
 
+/* Open fds of this process (/proc/self/fd, less the one reading it). */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;
+}
+
+/* file_fn for test_kept_files: ctx's fd as tenant A's memory.current. */
+static int lend_mem_current(void *ctx, size_t tenant, const char *cgroup, const char *file)
+{
+	const int *fd = ctx;
+
+	if (tenant != A || strcmp(cgroup, "a.slice") != 0 || strcmp(file, "memory.current") != 0)
+		return -1;
+	return fd[1];
+}
+
+/*
+ * Written files in a lent directory stay open within max_open_files and
+ * take later values with one pwrite (a regular file cut to the value, as
+ * O_TRUNC did); the clamp reads memory.current through file_fn's fd; a
+ * directory recreated under the path (a new inode lent) has its own files
+ * written and the old ones closed; closing the writer closes them all.
+ */
+static void test_kept_files(void **state)
+{
+	struct fake *f = *state;
+	struct fs_writer_opts o = writer_opts(f);
+	struct fs_limits l = some_limits();
+	struct fs_apply_result res;
+	struct fs_writer *w;
+	char path[700], old[700];
+	int fd[2], before, base;
+
+	snprintf(path, sizeof(path), "%s/a.slice", f->root);
+	snprintf(old, sizeof(old), "%s/a.old", f->root);
+	fd[0] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd[0] >= 0);
+	/* not a.slice/memory.current: where the clamp's usage comes from shows */
+	at_write(f->dir, "usage", "10485760\n");
+	snprintf(path, sizeof(path), "%s/usage", f->dir);
+	fd[1] = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd[1] >= 0);
+	o.write_fn = NULL;
+	o.dir_fn = lend_dir;
+	o.dir_ctx = fd;
+	o.file_fn = lend_mem_current;
+	o.max_open_files = 3;
+	before = count_fds();
+	assert_int_equal(fs_writer_open(&w, &o), 0);
+	base = count_fds(); /* and the writer's own: lock, root, inotify */
+	assert_int_equal(fs_writer_apply(w, A, &l, 1, &res), 0);
+	assert_int_equal(res.written, 7);
+	assert_int_equal(res.clamped, 0);
+	assert_int_equal(count_fds(), base + 3); /* 3 kept */
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
+	/* shorter values through the kept files: nothing of the old one left */
+	l.cpu_quota_us = 5000;
+	l.cpu_weight = 7;
+	l.mem_high = 1 << 20;
+	l.mem_max = 1 << 20; /* below usage + margin: clamped to 11 MiB */
+	l.io[0].rbps = 1;
+	assert_int_equal(fs_writer_apply(w, A, &l, 2, &res), 0);
+	assert_int_equal(res.written, 5);
+	assert_int_equal(res.clamped, 1);
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "5000 100000");
+	assert_string_equal(cg_read(f, "a.slice", "cpu.weight"), "7");
+	assert_string_equal(cg_read(f, "a.slice", "memory.high"), "1048576");
+	assert_string_equal(cg_read(f, "a.slice", "memory.max"), "11534336");
+	assert_string_equal(cg_read(f, "a.slice", "io.max"),
+			    "254:0 rbps=1 wbps=2097152 riops=max wiops=max");
+	assert_int_equal(count_fds(), base + 3);
+	/* A new directory at the path, lent from now on: its files are
+	 * written, the old directory's kept files closed and left alone. */
+	snprintf(path, sizeof(path), "%s/a.slice", f->root);
+	assert_int_equal(rename(path, old), 0);
+	make_cgroup(f, "a.slice");
+	close(fd[0]);
+	fd[0] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd[0] >= 0);
+	fs_writer_recheck(w, A);
+	l.cpu_quota_us = 6000;
+	assert_int_equal(fs_writer_apply(w, A, &l, 3, &res), 0);
+	assert_int_equal(res.written, 7);
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "6000 100000");
+	assert_string_equal(cg_read(f, "a.old", "cpu.max"), "5000 100000");
+	assert_int_equal(count_fds(), base + 3);
+	fs_writer_close(w);
+	assert_int_equal(count_fds(), before);
+	at_rmtree(old);
+	close(fd[0]);
+	close(fd[1]);
+}
+
 /* A cgroup recreated under the same name (a restarted service): its own
  * values become the originals, and ours are written again. */
 static void test_recreated_cgroup(void **state)
@@ -1053,6 +1155,7 @@ int main(void)
 	    T(test_error_log_rate_limited),
 	    T(test_memory_max_clamped),
 	    T(test_lent_dir),
+	    T(test_kept_files),
 	    T(test_missing_file),
 	    T(test_confinement),
 	    T(test_apply_all_many),

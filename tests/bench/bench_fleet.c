@@ -124,8 +124,10 @@ int main(int argc, char **argv)
 	bool applied_after_change = false;
 	for (size_t p = 0; p < periods; p++) {
 		uint64_t leader_us = 0, host_us = 0, solve_ns = 0, req0 = 0, bytes0 = 0, req1 = 0,
-			 bytes1 = 0;
+			 bytes1 = 0, recv0 = 0, recv1 = 0, keys0 = 0, keys1 = 0, host_recv = 0;
 		size_t n_fleet = 0, leader = SIZE_MAX;
+		int sweeps = 0;
+		bool warm = false;
 
 		if (p == periods - 3) { /* one demand change on the probe host */
 			rec[probe].t[0].demand[0] *= 1.5;
@@ -139,14 +141,24 @@ int main(int argc, char **argv)
 
 			req0 += st->etcd_requests;
 			bytes0 += st->etcd_bytes;
+			recv0 += st->etcd_bytes_received;
+			keys0 += st->etcd_keys_written;
+			if (h == probe)
+				host_recv = st->etcd_bytes_received;
 			m = fleet_period(f[h], &rec[h], t0, now_us(CLOCK_REALTIME), grant);
 			req1 += st->etcd_requests;
 			bytes1 += st->etcd_bytes;
+			recv1 += st->etcd_bytes_received;
+			keys1 += st->etcd_keys_written;
+			if (h == probe)
+				host_recv = st->etcd_bytes_received - host_recv;
 			n_fleet += m == FLEET_MODE_FLEET;
 			if (st->is_leader) {
 				leader = h;
 				leader_us = now_us(CLOCK_MONOTONIC) - t0;
 				solve_ns = st->solve_ns;
+				sweeps = st->solve_iterations;
+				warm = st->solve_warm;
 			} else if (h == probe) {
 				host_us = now_us(CLOCK_MONOTONIC) - t0;
 			}
@@ -163,12 +175,12 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("  period %zu: %zu/%zu hosts in fleet mode; leader h%03zu %.1f ms (solve "
-		       "%.1f ms), a host %.1f ms; etcd %llu requests, %llu keys written, %.1f KB "
-		       "sent\n",
+		       "%.1f ms CPU, %d sweeps%s), a host %.1f ms (%.1f KB received); etcd %llu requests, %llu keys "
+		       "written, %.1f KB sent, %.1f KB received\n",
 		       p, n_fleet, H, leader, (double)leader_us / 1e3, (double)solve_ns / 1e6,
-		       (double)host_us / 1e3, (unsigned long long)(req1 - req0),
-		       (unsigned long long)(H + (leader != SIZE_MAX)),
-		       (double)(bytes1 - bytes0) / 1e3);
+		       sweeps, warm ? " warm" : "", (double)host_us / 1e3, (double)host_recv / 1e3,
+		       (unsigned long long)(req1 - req0), (unsigned long long)(keys1 - keys0),
+		       (double)(bytes1 - bytes0) / 1e3, (double)(recv1 - recv0) / 1e3);
 		/* The probe holds in the period of its change: the allocation it
 		 * reads was solved with its previous demands. */
 		if (p >= 2 && n_fleet + (change_at && p == change_period) < H) {

@@ -134,12 +134,15 @@ fsd_wait_periods() {
 }
 
 # fsd_line NAME TENANT [PERIOD]: the tenant's line of a period (default the
-# last complete one).
+# last complete one). A log that a restarted daemon appends to (a systemd
+# unit's) counts periods from 1 again: the last period of that number is
+# the one meant.
 fsd_line() {
 	local p=${3:-$(fsd_period "$1")}
 	awk -v p="fairshared: debug: period $p:" -v t="fairshared: debug: tenant=$2 " '
-		index($0, p) == 1 { on = 1; next }
-		on && index($0, t) == 1 { print; exit }' "$(fsd_log "$1")"
+		/^fairshared: debug: period [0-9]+:/ { on = index($0, p) == 1; if (on) got = ""; next }
+		on && got == "" && index($0, t) == 1 { got = $0 }
+		END { if (got != "") print got }' "$(fsd_log "$1")"
 }
 
 # fsd_status NAME: the status line of the last complete period.
@@ -183,17 +186,19 @@ e2e_dump() { tail -n "${2:-20}" "$(fsd_log "$1")" | sed 's/^/#   /'; }
 # wbytes) of $E2E_TOP/NAME, read with builtins only: no fork, no exec, so a
 # window's samples of several tenants are taken within microseconds.
 _snap() {
-	local dir=$CG_ROOT/$E2E_TOP/$1 k v rest f
+	local dir=$CG_ROOT/$E2E_TOP/$1 k v rest f text
 	E2E_U=0 E2E_B=0
+	cg_slurp text "$dir/cpu.stat" # one read: see cg_slurp (lib.sh)
 	while read -r k v rest; do
 		[[ $k == usage_usec ]] && { E2E_U=$v; break; }
-	done <"$dir/cpu.stat"
+	done <<<"$text"
+	cg_slurp text "$dir/io.stat"
 	while read -r k rest; do
 		[[ $k == "$E2E_DEV" ]] || continue
 		for f in $rest; do
 			case $f in rbytes=* | wbytes=*) E2E_B=$((E2E_B + ${f#*=})) ;; esac
 		done
-	done <"$dir/io.stat"
+	done <<<"$text"
 }
 E2E_DEV=$(cat /sys/block/vda/dev 2>/dev/null)
 
@@ -291,12 +296,16 @@ fsd_first() {
 # the last 3 periods (files are read with builtins first, then the log: a
 # period may end in between). Prints "FILES = VALUES (period P)" or the
 # mismatch; status 0 on a match.
-fsd_files_match() {
-	local name=$1 tenant=$2 f v got="" want p l k
-	shift 2
+fsd_files_match() { fsd_cgroup_files_match "$1" "$2" "$E2E_TOP/$2" "${@:3}"; }
+
+# fsd_cgroup_files_match NAME TENANT CGROUP FILE...: the same for a tenant
+# whose cgroup (relative to $CG_ROOT) is not $E2E_TOP/TENANT.
+fsd_cgroup_files_match() {
+	local name=$1 tenant=$2 cg=$3 f v got="" want p l k
+	shift 3
 	for f in "$@"; do
 		v=""
-		read -r v <"$CG_ROOT/$E2E_TOP/$tenant/$f"
+		read -r v <"$CG_ROOT/$cg/$f"
 		[[ $f == io.weight ]] && v=${v#default }
 		got+="$v;"
 	done

@@ -201,13 +201,22 @@ cg_remove() {
 cg_set() { echo "$3" >"$(cg_path "$1")/$2"; }
 cg_get() { cat "$(cg_path "$1")/$2"; }
 
+# cg_slurp VAR FILE: all of FILE into VAR, read to its end in one go; 1 if
+# it cannot be opened. Parse VAR, not the file: a `while read` loop over a
+# cgroup or proc file seeks back after every line (bash gives back what it
+# read past the newline), and the kernel then generates the file again from
+# that offset, so a counter that grew in between garbles the line. Seen in
+# the demo: io.stat's "rbytes=N" read as "wbytes=rbytes=N".
+cg_slurp() { { IFS= read -r -d '' "$1" || :; } <"$2"; }
+
 # cg_stat NAME FILE KEY: value of "KEY VALUE" in a flat-keyed file
 # (cpu.stat usage_usec, memory.events oom_kill, ...). Missing key: empty, 1.
 cg_stat() {
-	local k v
+	local k v text
+	cg_slurp text "$(cg_path "$1")/$2" || return 1
 	while read -r k v; do
 		[[ $k == "$3" ]] && { echo "$v"; return 0; }
-	done <"$(cg_path "$1")/$2"
+	done <<<"$text"
 	return 1
 }
 

@@ -4,21 +4,24 @@
 # with the kernel's defaults (no daemon), then under fairshared (psdsf,
 # auto). Asserted on the fairshare phase only:
 #   - each tenant's share of the bytes moved is within 0.05 of its target
-#     (a, b: all tenants are backlogged, the target is the weight share; c:
-#     the plan's share, the tenants' mean allocations over the window);
+#     (a, b, d: all tenants are backlogged, the target is the weight share;
+#     c, e: the plan's share, the tenants' mean allocations over the window);
 #   - the total is at least 0.95 of the default phase's total (the limits
 #     are work-conserving: capping everyone at exactly its share wastes the
 #     share a latency-bound tenant cannot reach);
 #   - no limit/lift cycling: over the measuring window, the deep tenant's
-#     limit goes from finite to "max" at most once.
+#     limit goes from finite to "max" at most once (the other tenants' lifts
+#     are recorded).
+# Scenarios: a deep vs shallow reader 1:1, b 1:2, d 2:1 (split budgets); c a
+# deep reader vs a writer 1:1, e 2:1 (the one shared budget).
 # The VM's disk is qemu-throttled to FS_VM_DISK_BPS (reads and writes
 # together); on a busy host the VM reaches less than that, so contention
 # must be recognised from what the kernel shows, not from the declared
-# number alone. a and b declare it as separate read and write budgets of
-# FS_VM_DISK_BPS each (they only read); c as the one budget it is
+# number alone. a, b and d declare it as separate read and write budgets of
+# FS_VM_DISK_BPS each (they only read); c and e as the one budget it is
 # ("io.disk0 = DEV BPS"), which a reader against a writer needs: as two
 # budgets each direction has one user and is never contended.
-# The three scenarios take 5-6 minutes on a busy host: run it with -t 600
+# The five scenarios take 7-9 minutes on a busy host: run it with -t 600
 # (as run-suites does), or pick scenarios with -e FS_E2E_DISK_SCENARIOS=c.
 . "$FS_SRC/tests/vm/lib.sh"
 . "$FS_SRC/tests/vm/e2e-lib.sh"
@@ -121,6 +124,9 @@ scenario() {
 	for n in "${tenants[@]}"; do
 		record "$name.$n.moves_over_10pct" "$(fsd_moves "fsd-$name" "$n" "$res" "$p0") (moves > 10 %, changes) in the window"
 	done
+	for t in "${tenants[@]}"; do
+		[[ $t == "$deep" ]] || record "$name.$t.lifts" "$(lifts "fsd-$name" "$t" "$res" "$p0")"
+	done
 	n=$(lifts "fsd-$name" "$deep" "$res" "$p0")
 	record "$name.lifts" "$n"
 	assert_le "$name: $deep's $res limit lifted during the window (cycling)" "$n" 1
@@ -131,7 +137,7 @@ scenario() {
 declare -A W=()
 
 # FS_E2E_DISK_SCENARIOS (tests/vm/run -e): the scenarios to run, default all.
-only=" ${FS_E2E_DISK_SCENARIOS:-a b c} "
+only=" ${FS_E2E_DISK_SCENARIOS:-a b c d e} "
 # (a) equal entitlements, a deep-queue reader against a shallow one.
 [[ $only == *" a "* ]] && scenario a "deep=1:randread:32 shallow=1:randread:1" io.disk0.rbps
 # (b) the shallow reader entitled to twice the deep one's share.
@@ -139,4 +145,10 @@ only=" ${FS_E2E_DISK_SCENARIOS:-a b c} "
 # (c) equal entitlements, a deep-queue reader against a writer, on the disk
 # declared as the one budget reads and writes share.
 [[ $only == *" c "* ]] && scenario c "deep=1:randread:32 writer=1:randwrite:1" io.disk0.bps shared
+# (d) the deep reader entitled to twice the shallow one's share: held to
+# two thirds, not to all of the disk it takes by default.
+[[ $only == *" d "* ]] && scenario d "deep=2:randread:32 shallow=1:randread:1" io.disk0.rbps
+# (e) the reader entitled to twice the writer's share on the one budget:
+# the writer, which gets half by default, is held to a third.
+[[ $only == *" e "* ]] && scenario e "deep=2:randread:32 writer=1:randwrite:1" io.disk0.bps shared
 t_done

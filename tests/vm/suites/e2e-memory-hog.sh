@@ -25,39 +25,43 @@ t_check "tenant cgroups created" eval 'e2e_setup && e2e_tenants steady hog'
 
 # meminfo KEY: a /proc/meminfo value in bytes (builtins only).
 meminfo() {
-	local k v rest
+	local k v rest text
+	cg_slurp text /proc/meminfo # one read: see cg_slurp (lib.sh)
 	while read -r k v rest; do
 		[[ $k == "$1:" ]] && { echo $((v * 1024)); return 0; }
-	done </proc/meminfo
+	done <<<"$text"
 	return 1
 }
 
 # psi_totals: "SOME_US FULL_US" of the host's /proc/pressure/memory.
 psi_totals() {
-	local kind f some=0 full=0
+	local kind f some=0 full=0 text
+	cg_slurp text /proc/pressure/memory
 	while read -r kind f f f f; do
 		case $kind in
 		some) some=${f#total=} ;;
 		full) full=${f#total=} ;;
 		esac
-	done </proc/pressure/memory
+	done <<<"$text"
 	echo "$some $full"
 }
 
 # psi_avg10 some|full: the host's memory PSI avg10 now, percent.
 psi_avg10() {
-	local kind a rest
+	local kind a rest text
+	cg_slurp text /proc/pressure/memory
 	while read -r kind a rest; do
 		[[ $kind == "$1" ]] && { echo "${a#avg10=}"; return 0; }
-	done </proc/pressure/memory
+	done <<<"$text"
 }
 
 # cg_psi_total NAME: a tenant's memory.pressure "some" total, microseconds.
 cg_psi_total() {
-	local kind a b c t
+	local kind a b c t text
+	cg_slurp text "$CG_ROOT/$T/$1/memory.pressure"
 	while read -r kind a b c t; do
 		[[ $kind == some ]] && { echo "${t#total=}"; return 0; }
-	done <"$CG_ROOT/$T/$1/memory.pressure"
+	done <<<"$text"
 }
 
 # kmsg_start / kmsg_count PATTERN: the kernel log of a phase, followed
@@ -70,8 +74,9 @@ kmsg_start() {
 kmsg_count() { grep -c "$1" "$FS_OUT/kmsg-$P_NAME.log"; }
 
 vmstat_oom_kill() {
-	local k v
-	while read -r k v; do [[ $k == oom_kill ]] && { echo "$v"; return 0; }; done </proc/vmstat
+	local k v text
+	cg_slurp text /proc/vmstat
+	while read -r k v; do [[ $k == oom_kill ]] && { echo "$v"; return 0; }; done <<<"$text"
 	echo 0
 }
 
@@ -120,10 +125,11 @@ watch() {
 
 # adj_of NAME: "PID:oom_score_adj" of each process in the tenant.
 adj_of() {
-	local pid a out=""
+	local pid a out="" text
+	cg_slurp text "$CG_ROOT/$T/$1/cgroup.procs"
 	while read -r pid; do
-		read -r a <"/proc/$pid/oom_score_adj" 2>/dev/null && out+="$pid:$a "
-	done <"$CG_ROOT/$T/$1/cgroup.procs"
+		[[ -n $pid ]] && read -r a <"/proc/$pid/oom_score_adj" 2>/dev/null && out+="$pid:$a "
+	done <<<"$text"
 	echo "${out% }"
 }
 

@@ -1,0 +1,413 @@
+#!/bin/bash
+# vm: systemd
+# Issue 15 on a real systemd host: Debian's systemd is PID 1 (tests/vm/run
+# boots it for this "# vm: systemd" line), fairshared runs as the packaged
+# unit (packaging/systemd/fairshared.service.in, pointed at the build dir)
+# with a [template.users] for user.slice/user-*.slice, and the tenants are
+# real units: `systemd-run --uid=UID --slice=user-UID.slice` services
+# delegated like a login's user@UID.service (pids memory cpu), and a
+# `systemd-run --scope` in jobs.slice. Asserted:
+#  - a new user slice (and a scope) is a tenant in the period that noticed
+#    it, its cpu.max as planned; its removal (systemctl stop) leaves no
+#    warning, no error and no saved original;
+#  - measured CPU between two users' CPU-bound loads follows the template
+#    weights (2:1) within 5 %;
+#  - `systemctl daemon-reload` leaves the plan in force, and a hand-made
+#    `systemctl set-property --runtime user-UID.slice CPUQuota=` is written
+#    over within 2 periods (drift correction, the cgroupfs writer);
+#  - `systemctl stop fairshared` and `kill -9` + the unit's ExecStopPost=
+#    (fairshared --release) bring every file back to its original value,
+#    which is what systemd's own unit properties say.
+# With the systemd backend (a tenant whose status says backend "systemd"),
+# the units' properties must hold the plan too (sd_plan_match).
+. "$FS_SRC/tests/vm/lib.sh"
+. "$FS_SRC/tests/vm/e2e-lib.sh"
+
+FSD=$(e2e_fsd) || { t_fail "fairshared built in $FS_BUILD"; t_done; }
+FCTL=$(fs_bin fairctl) || { t_fail "fairctl built in $FS_BUILD"; t_done; }
+D=fairshared # the daemon's name for the fsd_* helpers: log $FS_OUT/fairshared.log
+LOG=$(fsd_log $D)
+STATE=/run/fairshare
+CONF=/etc/fairshare/fairshare.conf
+E2E_INTERVAL=0.5
+FILES=(cpu.max cpu.weight memory.high memory.max)
+
+cleanup() {
+	systemctl stop fairshared.service 'fsvm-load-*.service' 'job-*.scope' 2>/dev/null
+	cp "$CONF" "$FS_OUT/fairshare.conf" 2>/dev/null
+	journalctl -b --no-pager -o short-monotonic >"$FS_OUT/journal.txt" 2>&1
+}
+trap 'cleanup; _bg_cleanup' EXIT
+
+t_section "systemd: $(systemctl is-system-running 2>&1)"
+t_note "$(systemd-analyze time 2>&1 | head -1)"
+t_note "failed units: $(systemctl --no-legend --plain list-units --state=failed | tr '\n' ' ')"
+
+# --- users: a login name for UIDs 1001-1003 (the overlay's /etc is ours) ---
+declare -A LOGIN=()
+want_name=([1001]=alice [1002]=bob [1003]=carol)
+for uid in 1001 1002 1003; do
+	n=$(getent passwd $uid | cut -d: -f1)
+	if [[ -z $n ]]; then
+		n=${want_name[$uid]}
+		getent passwd "$n" >/dev/null && n=fsvm$uid
+		echo "$n:x:$uid:$uid:fsvm test user:/nonexistent:/usr/sbin/nologin" >>/etc/passwd
+	fi
+	LOGIN[$uid]=${n//[^A-Za-z0-9_-]/_} # the tenant name (conf/template.h)
+done
+A=${LOGIN[1001]} B=${LOGIN[1002]} C=${LOGIN[1003]}
+t_note "users: 1001 $A, 1002 $B, 1003 $C"
+ucg() { echo "user.slice/user-$1.slice"; }
+
+# --- fairshared as the package installs it -----------------------------------
+# The unit as packaging/meson.build generates it, with the build dir's
+# binary installed as the package would (into /usr/local/sbin of the
+# guest's overlay): the unit's ProtectHome=yes hides a build dir under /root
+# or /home (a CI clone in /root failed with "Permission denied" at exec).
+# A drop-in only adds the debug log, into a file the fsd_* helpers read (the
+# format of stderr outside the journal).
+install -m 0755 "$FSD" /usr/local/sbin/fairshared
+sed -e "s|@SBINDIR@|/usr/local/sbin|g" -e "s|@CONFIG@|$CONF|g" \
+	"$FS_SRC/packaging/systemd/fairshared.service.in" >/etc/systemd/system/fairshared.service
+mkdir -p /etc/systemd/system/fairshared.service.d /etc/fairshare /etc/sysusers.d /etc/tmpfiles.d
+cat >/etc/systemd/system/fairshared.service.d/50-fsvm.conf <<EOF
+[Service]
+Environment=FAIRSHARED_LOG_LEVEL=debug
+StandardOutput=append:$LOG
+StandardError=append:$LOG
+EOF
+cp "$FS_SRC/packaging/systemd/fairshare.sysusers" /etc/sysusers.d/fairshare.conf
+cp "$FS_SRC/packaging/systemd/fairshare.tmpfiles" /etc/tmpfiles.d/fairshare.conf
+t_check "systemd-sysusers creates group fairshare" systemd-sysusers
+t_check "systemd-tmpfiles creates $STATE" systemd-tmpfiles --create /etc/tmpfiles.d/fairshare.conf
+# cpu = 1: the tenants' CPU. The users' and jobs' slices get CPU 1, the
+# rest of the system (the suite, the daemon) CPU 0, so that measured shares
+# are shares of a CPU only tenants use (as e2e-lib does with cpuset.cpus).
+# sampler = cgroupfs: loading the eBPF samplers takes seconds under TCG and
+# adds nothing here.
+cat >"$CONF" <<EOF
+[agent]
+interval = ${E2E_INTERVAL}s
+policy = psdsf
+sampler = cgroupfs
+
+[resources]
+cpu = 1
+
+[template.users]
+match = user.slice/user-*.slice
+weight = 1
+weight.$A = 2
+
+[template.jobs]
+match = jobs.slice/job-*.scope
+weight = 1
+EOF
+t_check "daemon-reload after the install" systemctl daemon-reload
+t_check "user.slice and jobs.slice on CPU 1, system.slice on CPU 0" eval \
+	'systemctl set-property --runtime user.slice AllowedCPUs=1 &&
+	 systemctl set-property --runtime jobs.slice AllowedCPUs=1 &&
+	 systemctl set-property --runtime system.slice AllowedCPUs=0'
+
+# load_user UID SECONDS: one CPU-bound thread as UID in user-UID.slice, in a
+# service delegated as a login's user@UID.service is (its controllers are
+# then enabled down to the user's slice, as on a login node). --temp-path:
+# stress-ng refuses to start in a directory it cannot write (the unit's /).
+load_user() {
+	systemd-run --quiet --uid="$1" --slice="user-$1.slice" --unit="fsvm-load-$1" \
+		-p Delegate="pids memory cpu" \
+		stress-ng --cpu 1 --cpu-method loop --timeout "${2}s" --quiet --temp-path /tmp
+}
+
+# --- originals: what systemd set before fairshared starts --------------------
+t_section "two users' loads, and values an operator set with systemd"
+t_check "load as $A in $(ucg 1001)" load_user 1001 400
+t_check "load as $B in $(ucg 1002)" load_user 1002 400
+t_check "$A's quota 80 %, $B's weight 50 and MemoryHigh 900M (systemctl set-property)" eval \
+	'systemctl set-property --runtime user-1001.slice CPUQuota=80% &&
+	 systemctl set-property --runtime user-1002.slice CPUWeight=50 MemoryHigh=900M'
+declare -A orig=()
+# snapshot ARRAY: every file of both users' slices into ARRAY[uid/file]
+# (builtins only: fast enough to catch a state that lasts a second).
+snapshot() {
+	local -n into=$1
+	local u f v
+	for u in 1001 1002; do
+		for f in "${FILES[@]}"; do
+			v=""
+			read -r v <"$CG_ROOT/$(ucg $u)/$f" 2>/dev/null
+			into[$u/$f]=$v
+		done
+	done
+}
+snapshot orig
+for k in 1001/cpu.max 1001/cpu.weight 1002/cpu.weight 1002/memory.high; do t_note "original $k = ${orig[$k]}"; done
+t_check "the originals are systemd's (80000 100000, 50, 943718400)" eval \
+	'[[ ${orig[1001/cpu.max]} == "80000 100000" && ${orig[1002/cpu.weight]} == 50 && ${orig[1002/memory.high]} == 943718400 ]]'
+
+# restored: every file holds its original. all_restored LABEL asserts it.
+restored() {
+	local -A cur=()
+	local k
+	snapshot cur
+	for k in "${!orig[@]}"; do [[ ${cur[$k]} == "${orig[$k]}" ]] || return 1; done
+}
+all_restored() {
+	local -A cur=()
+	local k bad=()
+	snapshot cur
+	for k in "${!orig[@]}"; do [[ ${cur[$k]} == "${orig[$k]}" ]] || bad+=("$k='${cur[$k]}' (was '${orig[$k]}')"); done
+	if ((${#bad[@]} == 0)); then t_ok "$1: all ${#orig[@]} files hold their originals"; else t_fail "$1: ${bad[*]}"; fi
+}
+
+# --- systemd's unit properties as cgroup file values --------------------------
+# usec TIMESPAN: a systemd timespan ("666.670ms", "1min 6s", "infinity") in
+# microseconds ("max" for infinity).
+usec() {
+	awk -v s="$*" 'BEGIN {
+		if (s == "infinity" || s == "") { print "max"; exit }
+		m["us"] = 1; m["ms"] = 1e3; m["s"] = 1e6; m["min"] = 6e7; m["h"] = 3.6e9; m["d"] = 8.64e10
+		t = 0; n = split(s, w, " ")
+		for (i = 1; i <= n; i++) {
+			if (!match(w[i], /^[0-9.]+/)) { print "bad"; exit }
+			v = substr(w[i], 1, RLENGTH); u = substr(w[i], RLENGTH + 1)
+			if (!(u in m)) { print "bad"; exit }
+			t += v * m[u] }
+		printf "%.0f\n", t }'
+}
+
+# sd_unit_files UNIT: what systemd writes for the unit's properties, as
+# "cpu.max=Q P;cpu.weight=W;memory.high=B;memory.max=B;" (the order of
+# FILES): CPUQuotaPerSecUSec over CPUQuotaPeriodUSec (default 100 ms),
+# CPUWeight (not set: 100), MemoryHigh/MemoryMax (infinity: max).
+sd_unit_files() {
+	local k v q=max per=100000 w=100 mh=max mm=max
+	while IFS='=' read -r k v; do
+		case $k in
+		CPUQuotaPerSecUSec) q=$(usec "$v") ;;
+		CPUQuotaPeriodUSec) [[ $v == infinity ]] || per=$(usec "$v") ;;
+		CPUWeight) [[ $v =~ ^[0-9]+$ ]] && w=$v ;;
+		MemoryHigh) [[ $v == infinity ]] || mh=$v ;;
+		MemoryMax) [[ $v == infinity ]] || mm=$v ;;
+		esac
+	done < <(systemctl show -p CPUQuotaPerSecUSec,CPUQuotaPeriodUSec,CPUWeight,MemoryHigh,MemoryMax "$1")
+	[[ $q != max ]] && q=$((q * per / 1000000))
+	echo "cpu.max=$q $per;cpu.weight=$w;memory.high=$mh;memory.max=$mm;"
+}
+
+# files_of UID: the user's slice's files in the same form.
+files_of() {
+	local f v out=""
+	for f in "${FILES[@]}"; do
+		v=""
+		read -r v <"$CG_ROOT/$(ucg "$1")/$f"
+		out+="$f=$v;"
+	done
+	echo "$out"
+}
+
+# sd_plan_match TENANT UNIT: (systemd backend) the unit's properties give
+# the files of the tenant's plan of one of the last 3 periods. cpu.max
+# compares as quota per second within 1 ms/s: systemd keeps
+# CPUQuotaPerSecUSec, and its cpu.max is that times the period.
+sd_plan_match() {
+	local got want p k l f qg qw
+	got=$(sd_unit_files "$2")
+	p=$(fsd_period $D)
+	for ((k = p; k > p - 3 && k > 0; k--)); do
+		l=$(fsd_line $D "$1" "$k")
+		want=""
+		for f in "${FILES[@]}"; do want+="$f=$(kv "$l" "$f");"; done
+		[[ ${got#*;} == "${want#*;}" ]] || continue
+		qg=${got%%;*} qw=${want%%;*}
+		qg=${qg#cpu.max=} qw=${qw#cpu.max=}
+		if [[ $qg == "$qw" ]] || { [[ $qg != max* && $qw != max* ]] &&
+			((${qg% *} * 1000000 / ${qg#* } - ${qw% *} * 1000000 / ${qw#* } <= 1000 &&
+				${qw% *} * 1000000 / ${qw#* } - ${qg% *} * 1000000 / ${qg#* } <= 1000)); }; then
+			echo "$2: $got (plan of period $k)"
+			return 0
+		fi
+	done
+	echo "$2: $got, but the plans of periods $((p - 2))..$p say e.g. $want"
+	return 1
+}
+
+# tenant_backend TENANT: the backend fairshared reports for the tenant
+# ("cgroupfs" when its status has no backend field: the writer of today).
+tenant_backend() {
+	"$FCTL" status --json 2>/dev/null | python3 -S -c '
+import json, sys
+s = json.load(sys.stdin)
+for t in s.get("tenants", []):
+    if t.get("name") == sys.argv[1]:
+        print(t.get("backend") or "cgroupfs")
+        break' "$1"
+}
+
+# plan_in_force UID TENANT: the slice's files hold the tenant's plan; with
+# the systemd backend, the unit's properties too.
+plan_in_force() {
+	fsd_cgroup_files_match $D "$2" "$(ucg "$1")" "${FILES[@]}" || return 1
+	[[ ${BACKEND[$2]:-cgroupfs} == systemd ]] || return 0
+	sd_plan_match "$2" "user-$1.slice"
+}
+declare -A BACKEND=()
+enforcing() { plan_in_force 1001 "$A" && plan_in_force 1002 "$B" && [[ $(cat "$CG_ROOT/$(ucg 1001)/cpu.max") != "${orig[1001/cpu.max]}" ]]; }
+
+t_check "before fairshared: the files are what the units' properties say" eval \
+	'[[ $(files_of 1001) == "$(sd_unit_files user-1001.slice)" && $(files_of 1002) == "$(sd_unit_files user-1002.slice)" ]]'
+t_note "user-1001.slice: $(sd_unit_files user-1001.slice)"
+t_note "user-1002.slice: $(sd_unit_files user-1002.slice)"
+
+# --- start --------------------------------------------------------------------
+t_section "systemctl start fairshared"
+t_check "fairshared.service starts (Type=notify: ready)" systemctl start fairshared.service
+t_check "it is active" systemctl is-active --quiet fairshared.service
+t_check "both users are tenants, their plan in force (files)" wait_for 30 enforcing
+for t in "$A" "$B"; do BACKEND[$t]=$(tenant_backend "$t"); done
+t_note "backends: $A ${BACKEND[$A]:-?}, $B ${BACKEND[$B]:-?}"
+if [[ ${BACKEND[$A]} == systemd || ${BACKEND[$B]} == systemd ]]; then
+	t_check "... and the units' properties (systemd backend)" wait_for 30 enforcing
+fi
+st=$("$FCTL" status 2>&1)
+t_check "fairctl status shows $A's template and login" grep -qE "^ +template +users, user $A\$" <<<"$st"
+grep -A2 "^$A " <<<"$st" | sed 's/^/#   /'
+
+# --- join and leave -------------------------------------------------------------
+# joined TENANT CGROUP P0: the tenant is in the plan of the period that
+# noticed its cgroup (the first template reload after period P0) and its
+# cpu.max is written as planned.
+joined() {
+	local pj pt l
+	l=$(fsd_line $D "$1")
+	[[ -n $l && $(kv "$l" write) == 1 && $(cat "$CG_ROOT/$2/cpu.max") == "$(kv "$l" cpu.max)" ]] || return 1
+	pj=$(awk -v p0="$3" '/^fairshared: debug: period [0-9]+:/ { p = $4 + 0 }
+		p >= p0 && /the cgroups the templates match changed/ { print p + 1; exit }' "$LOG")
+	pt=$(awk -v t="fairshared: debug: tenant=$1 " '/^fairshared: debug: period [0-9]+:/ { p = $4 + 0 }
+		index($0, t) == 1 { print p; exit }' "$LOG")
+	echo "template reload in period ${pj:-?}, $1 first in the plan of period ${pt:-?}: $(kv "$l" cpu.max)"
+	[[ -n $pj && $pj == "$pt" ]]
+}
+# noise CGROUP: the daemon's warning and error lines so far, less the drift
+# corrections of other tenants (systemd rewrites the files of a new unit's
+# siblings when it realizes the unit: that is drift, corrected and counted,
+# not an error of the removal).
+noise() {
+	echo "$(grep -E 'warning|error' "$LOG" | grep -cvE '/(user|jobs)\.slice/[^ ]+ is .*changed by someone else') other," \
+		"$(grep -F "$1/" "$LOG" | grep -c 'changed by someone else') drift of $1"
+}
+
+# join_leave TENANT CGROUP STOP_UNIT START_CMD...: START_CMD makes the
+# cgroup; it must be a tenant within a period, and after `systemctl stop
+# STOP_UNIT` removes the cgroup, be gone without a trace.
+join_leave() {
+	local t=$1 cg=$2 unit=$3 p0 nerr
+	shift 3
+	p0=$(fsd_period $D)
+	"$@"
+	t_check "$t: its cgroup $cg appears" wait_for 30 test -d "$CG_ROOT/$cg"
+	t_check "$t is a tenant in the period that noticed it, cpu.max as planned" wait_for 20 joined "$t" "$cg" "$p0"
+	t_note "$t: $(fsd_line $D "$t" | cut -c1-160)"
+	nerr=$(noise "$cg")
+	t_check "systemctl stop $unit" systemctl stop "$unit"
+	t_check "$t: its cgroup is gone" wait_for 20 test ! -d "$CG_ROOT/$cg"
+	fsd_wait_periods $D 3 20
+	t_check "$t is no tenant any more" eval "[[ -z \$(fsd_line $D $t) ]]"
+	t_check "no saved original of $cg left" eval "! grep -qF '$cg' $STATE/writer.state"
+	assert_eq "$t: no new warning or error after its removal" "$(noise "$cg")" "$nerr"
+}
+t_section "a new user slice joins and leaves"
+join_leave "$C" "$(ucg 1003)" user-1003.slice load_user 1003 60
+t_section "a scope joins and leaves"
+start_scope() {
+	systemd-run --quiet --scope --slice=jobs.slice --unit=job-1 -p Delegate=yes \
+		stress-ng --cpu 1 --cpu-method loop --timeout 60s --quiet &
+}
+join_leave job-1 jobs.slice/job-1.scope job-1.scope start_scope
+wait
+
+# --- fairness -----------------------------------------------------------------
+t_section "CPU shares of two users follow the template weights"
+fsd_wait_periods $D 6 30
+read -r -d '' ca cb < <(cg_cpu_shares 10 "$(ucg 1001)" "$(ucg 1002)")
+la=$(fsd_line $D "$A") lb=$(fsd_line $D "$B")
+record systemd_a_cores "$ca"
+record systemd_b_cores "$cb"
+assert_near "plan: $A's cpu limit is 2/3 core" "$(fsd_limit "$la" cpu)" 0.667 0.05
+assert_near "plan: $B's cpu limit is 1/3 core" "$(fsd_limit "$lb" cpu)" 0.333 0.05
+ratio=$(calc "$ca / $cb")
+record systemd_ratio_a_b "$ratio"
+assert_near "measured cpu ratio $A:$B is 2:1 (weight.$A = 2)" "$ratio" 2 0.05
+
+# --- drift ----------------------------------------------------------------------
+# drift_after P0: the first period after P0 whose status line counts a
+# drifted file (the per-tenant drift log line is rate-limited to one a
+# minute, so it cannot date a second drift of the same tenant; nothing else
+# changes the users' files meanwhile).
+drift_after() {
+	awk -v p0="$1" '/^fairshared: debug: period [0-9]+:/ && $4 + 0 > p0 && / drifted [1-9]/ { print $4 + 0; exit }' "$LOG"
+}
+drifted_total() { awk '/^fairshared: debug: period [0-9]+:/ { n += $NF } END { print n + 0 }' "$LOG"; }
+
+t_section "systemctl daemon-reload"
+d0=$(drifted_total)
+p0=$(fsd_period $D)
+t_check "daemon-reload" systemctl daemon-reload
+fsd_wait_periods $D 2 20
+t_check "$A: the plan in force 2 periods after daemon-reload" plan_in_force 1001 "$A"
+t_check "$B: the plan in force 2 periods after daemon-reload" plan_in_force 1002 "$B"
+t_note "files systemd rewrote on daemon-reload (corrected): $(($(drifted_total) - d0)), first in period $(drift_after "$p0") (reload after period $p0)"
+
+t_section "systemctl set-property by hand"
+ours=$(cat "$CG_ROOT/$(ucg 1001)/cpu.max")
+p0=$(fsd_period $D)
+t_check "systemctl set-property --runtime user-1001.slice CPUQuota=90%" \
+	systemctl set-property --runtime user-1001.slice CPUQuota=90%
+t_check "systemd keeps it: the unit's properties say cpu.max 90000 100000" eval \
+	'[[ $(sd_unit_files user-1001.slice) == "cpu.max=90000 100000;"* ]]'
+corrected() { [[ $(cat "$CG_ROOT/$(ucg 1001)/cpu.max") != "$1" ]] && plan_in_force 1001 "$A"; }
+t_check "$A's cpu.max is the plan's again (was $ours)" wait_for 20 corrected "90000 100000"
+pc=$(drift_after "$p0")
+if [[ -n $pc ]] && ((pc - p0 <= 2)); then
+	t_ok "corrected in period $pc, within 2 periods of set-property (after period $p0)"
+else
+	t_fail "corrected in period '${pc:-never}', set-property after period $p0"
+fi
+record systemd_drift_correction_periods "$((${pc:-999} - p0))"
+t_note "drift line: $(grep -m1 "user-1001.slice/cpu.max is \"90000 100000\", changed by someone else" "$LOG")"
+t_check "status counts corrections of $A" eval \
+	'"$FCTL" status --json | grep -qE "\"drift_corrected_total\": *[1-9]"'
+# Back to the original quota, so that systemd's properties are the originals
+# again (systemd writes 80000 once more; corrected like any drift).
+t_check "set-property back to CPUQuota=80%" systemctl set-property --runtime user-1001.slice CPUQuota=80%
+t_check "$A's plan in force again" wait_for 20 corrected "80000 100000"
+
+# --- stop, kill -9 ---------------------------------------------------------------
+t_section "systemctl stop fairshared"
+t_check "systemctl stop" systemctl stop fairshared.service
+assert_eq "stopped cleanly (Result)" "$(systemctl show -P Result fairshared.service)" success
+t_check "log says restored" grep -q "restored the original cgroup values" "$LOG"
+all_restored "after stop"
+t_check "the files are what the units' properties say again" eval \
+	'[[ $(files_of 1001) == "$(sd_unit_files user-1001.slice)" && $(files_of 1002) == "$(sd_unit_files user-1002.slice)" ]]'
+
+t_section "kill -9, then the unit's ExecStopPost="
+t_check "fairshared.service starts again" systemctl start fairshared.service
+t_check "enforcing again" wait_for 30 enforcing
+fsd_wait_periods $D 2 20
+pid=$(systemctl show -P MainPID fairshared.service)
+nrel=$(grep -c "release" "$LOG")
+t_check "kill -9 the main process ($pid)" kill -9 "$pid"
+# ExecStopPost runs `fairshared --release`; Restart=on-failure starts the
+# daemon again 5 s later (RestartSec), which writes its values again.
+t_check "ExecStopPost restored the originals" wait_for 30 restored
+all_restored "after kill -9 and ExecStopPost"
+t_note "release: $(grep "release" "$LOG" | tail -n +$((nrel + 1)) | head -3 | tr '\n' '|')"
+t_check "Restart=on-failure: fairshared enforces again" wait_for 60 enforcing
+assert_eq "one automatic restart (NRestarts)" "$(systemctl show -P NRestarts fairshared.service)" 1
+t_check "systemctl stop" systemctl stop fairshared.service
+all_restored "after the restarted daemon's stop"
+
+record systemd_drift_files_total "$(drifted_total)"
+((T_FAIL > 0)) && e2e_dump $D 30
+t_done
