@@ -12,16 +12,16 @@
 
 #include "unitprop.h"
 
-#define SD_DEST		 "org.freedesktop.systemd1"
-#define SD_PATH		 "/org/freedesktop/systemd1"
-#define SD_MANAGER	 "org.freedesktop.systemd1.Manager"
-#define SD_UNIT_IFACE	 "org.freedesktop.systemd1.Unit"
-#define SD_UNIT_PREFIX	 "/org/freedesktop/systemd1/unit"
-#define SD_NO_SUCH_UNIT	 "org.freedesktop.systemd1.NoSuchUnit"
-#define SD_PRIVATE	 "unix:path=/run/systemd/private"
-#define CALL_TIMEOUT_US	 10000000ull
-#define SYSTEMD_ROOT	 "/sys/fs/cgroup"
-#define ANCESTOR_CACHE	 64
+#define SD_DEST		"org.freedesktop.systemd1"
+#define SD_PATH		"/org/freedesktop/systemd1"
+#define SD_MANAGER	"org.freedesktop.systemd1.Manager"
+#define SD_UNIT_IFACE	"org.freedesktop.systemd1.Unit"
+#define SD_UNIT_PREFIX	"/org/freedesktop/systemd1/unit"
+#define SD_NO_SUCH_UNIT "org.freedesktop.systemd1.NoSuchUnit"
+#define SD_PRIVATE	"unix:path=/run/systemd/private"
+#define CALL_TIMEOUT_US 10000000ull
+#define SYSTEMD_ROOT	"/sys/fs/cgroup"
+#define ANCESTOR_CACHE	64
 
 struct ancestor {
 	char name[FS_UNIT_NAME_MAX];
@@ -37,7 +37,7 @@ struct known {
 struct fs_unit_bus {
 	sd_bus *bus; /* NULL until needed, and after a failure */
 	bool systemd_root;
-	int booted;	/* sd_booted(): > 0 systemd is PID 1 */
+	int booted;    /* sd_booted(): > 0 systemd is PID 1 */
 	char *address; /* NULL: systemd's private socket (root) or the system bus */
 	fs_log_fn log;
 	void *log_ctx;
@@ -184,8 +184,8 @@ static int get_bool(struct fs_unit_bus *ub, const char *unit, const char *iface,
 	return r < 0 ? r : 0;
 }
 
-static int get_string(struct fs_unit_bus *ub, const char *unit, const char *iface,
-		      const char *prop, char **out)
+static int get_string(struct fs_unit_bus *ub, const char *unit, const char *iface, const char *prop,
+		      char **out)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	char *path = NULL;
@@ -302,8 +302,8 @@ void fs_ubus_choose(struct fs_unit_bus *ub, enum fs_backend_mode mode, const cha
 
 		if (c == 0) {
 			ub->known[mid].c = *out;
-			ub->known[mid].retry = fs_backend_ask_systemd(mode, &f) && !f.loaded &&
-					       !f.delegated_by[0];
+			ub->known[mid].retry =
+			    fs_backend_ask_systemd(mode, &f) && !f.loaded && !f.delegated_by[0];
 			return;
 		}
 		if (c < 0)
@@ -356,8 +356,8 @@ int fs_ubus_choose_all(struct fs_unit_bus *ub, enum fs_backend_mode mode, size_t
 		} else {
 			fs_ubus_facts(ub, mode, cgroups[i], &f);
 			fs_backend_choose(mode, &f, &out[i]);
-			k[nk].retry = fs_backend_ask_systemd(mode, &f) && !f.loaded &&
-				      !f.delegated_by[0];
+			k[nk].retry =
+			    fs_backend_ask_systemd(mode, &f) && !f.loaded && !f.delegated_by[0];
 		}
 		k[nk].c = out[i];
 		k[nk].cgroup = strdup(cgroups[i]);
@@ -378,9 +378,8 @@ int fs_ubus_choose_all(struct fs_unit_bus *ub, enum fs_backend_mode mode, size_t
 
 /* One property of the unit: a t, or (io.max) the entry of dev's path in an
  * a(st), UINT64_MAX when it has none (systemd lists only set limits). */
-static int read_prop(struct fs_unit_bus *ub, const char *unit, const char *path,
-		     const char *iface, const char *prop, bool per_disk, const char *dev_path,
-		     uint64_t *v)
+static int read_prop(struct fs_unit_bus *ub, const char *unit, const char *path, const char *iface,
+		     const char *prop, bool per_disk, const char *dev_path, uint64_t *v)
 {
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *m = NULL;
@@ -487,4 +486,21 @@ int fs_ubus_write(void *ctx, const char *cgroup, enum fs_cgfile f, struct fs_dev
 	return r < 0 ? r : 0;
 }
 
-const struct fs_unit_ops fs_ubus_ops = {fs_ubus_read, fs_ubus_write};
+int fs_ubus_active(void *ctx, const char *cgroup)
+{
+	struct fs_unit_bus *ub = ctx;
+	char unit[FS_UNIT_NAME_MAX], *state = NULL;
+	int r;
+
+	if (fs_unit_of_cgroup(cgroup, unit, sizeof(unit)) == FS_UNIT_NONE)
+		return -EINVAL;
+	r = get_string(ub, unit, SD_UNIT_IFACE, "ActiveState", &state);
+	if (r == -ENOENT)
+		return 0;
+	if (r >= 0)
+		r = strcmp(state, "inactive") && strcmp(state, "failed") ? 1 : 0;
+	free(state);
+	return r;
+}
+
+const struct fs_unit_ops fs_ubus_ops = {fs_ubus_read, fs_ubus_write, fs_ubus_active};

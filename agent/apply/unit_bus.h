@@ -84,8 +84,11 @@ int fs_ubus_read(void *ctx, const char *cgroup, enum fs_cgfile f, struct fs_devn
 		 size_t len);
 int fs_ubus_write(void *ctx, const char *cgroup, enum fs_cgfile f, struct fs_devnum dev,
 		  const char *value);
+/* The unit's ActiveState: 0 inactive or failed (or no such unit), 1 any
+ * other (active, activating, deactivating, reloading...), -errno. */
+int fs_ubus_active(void *ctx, const char *cgroup);
 
-/* { fs_ubus_read, fs_ubus_write } for struct fs_writer_opts (ctx: the
+/* { fs_ubus_read, fs_ubus_write, fs_ubus_active } for struct fs_writer_opts (ctx: the
  * fs_unit_bus). */
 extern const struct fs_unit_ops fs_ubus_ops;
 

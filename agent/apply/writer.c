@@ -1167,6 +1167,28 @@ int fs_writer_apply(struct fs_writer *w, size_t tenant, const struct fs_limits *
 	return apply_range(w, tenant, 1, lim, NULL, now_us, res);
 }
 
+/*
+ * systemd realizes a unit's cgroup whenever its properties are set (the
+ * commit of SetUnitProperties creates the directory), also for a stopped
+ * unit: restoring the properties of a unit whose cgroup was gone (a user
+ * logged out, a service stopped) made an empty cgroup that nothing removes,
+ * which a template then took for a tenant again. It is removed when the
+ * unit is still stopped; rmdir(2) of a cgroup with processes or children
+ * fails (EBUSY), so a unit that started meanwhile keeps its own.
+ */
+static void remove_realized(struct fs_writer *w, const char *cgroup)
+{
+	if (!w->unit_ops || !w->unit_ops->active || fs_cgfs_check_path(cgroup) < 0 ||
+	    faccessat(w->cg.root_fd, cgroup, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    w->unit_ops->active(w->unit_ctx, cgroup) != 0)
+		return;
+	if (unlinkat(w->cg.root_fd, cgroup, AT_REMOVEDIR) == 0)
+		fs_logf(w->log, w->log_ctx, LOG_DEBUG,
+			"writer: %s: removed the empty cgroup systemd made for a stopped unit "
+			"when its properties were restored",
+			cgroup);
+}
+
 /* One original to write back. */
 struct ritem {
 	struct wr_entry *e;
@@ -1188,7 +1210,7 @@ static int restore_group(struct fs_writer *w, struct wr_entry **es, size_t n)
 	struct fs_cgfile_order o = {false, false};
 	struct ritem *it = calloc(n, sizeof(*it));
 	char *cgroup = strdup(es[0]->cgroup);
-	bool dir_gone = false, any_gone = false;
+	bool dir_gone = false, any_gone = false, unit_set = false;
 	int dirfd = -1, r = 0;
 
 	if (!it || !cgroup) {
@@ -1233,6 +1255,7 @@ static int restore_group(struct fs_writer *w, struct wr_entry **es, size_t n)
 					it[j].gone = true;
 		} else if (wo == WR_OK) {
 			it[i].done = true;
+			unit_set |= it[i].e->unit;
 		} else if (r == 0) {
 			r = -EIO;
 		}
@@ -1245,6 +1268,8 @@ static int restore_group(struct fs_writer *w, struct wr_entry **es, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (it[i].gone || it[i].done)
 			wr_remove(&w->t, it[i].e);
+	if (dir_gone && unit_set)
+		remove_realized(w, cgroup);
 out:
 	if (dirfd >= 0)
 		close(dirfd);

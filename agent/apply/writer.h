@@ -98,6 +98,10 @@ struct fs_unit_ops {
 		    char *out, size_t len);
 	int (*write)(void *ctx, const char *cgroup, enum fs_cgfile f, struct fs_devnum dev,
 		     const char *value);
+	/* optional: 1 when the unit of cgroup is active (or on its way up or
+	 * down), 0 when it is stopped (inactive, failed, not loaded), or
+	 * -errno. NULL: a stopped unit's cgroup is never removed (restore). */
+	int (*active)(void *ctx, const char *cgroup);
 };
 
 struct fs_writer_opts {

@@ -32,7 +32,8 @@
 
 struct fake_unit {
 	char name[64];
-	const char *load_state; /* "loaded" */
+	const char *load_state;	  /* "loaded" */
+	const char *active_state; /* "active" */
 	const char *control_group;
 	int delegate;
 	uint64_t quota, period, cpu_weight, mem_high, mem_max, mem_low, io_weight;
@@ -64,8 +65,8 @@ static struct fake_unit *unit_by_name(struct server *s, const char *name)
 
 /* Every unit path answers, as systemd loads units on demand: an unknown
  * name is "not-found" with the defaults. */
-static int find_unit(sd_bus *bus, const char *path, const char *iface, void *userdata,
-		     void **found, sd_bus_error *e)
+static int find_unit(sd_bus *bus, const char *path, const char *iface, void *userdata, void **found,
+		     sd_bus_error *e)
 {
 	struct server *s = userdata;
 	char *name = NULL;
@@ -112,6 +113,8 @@ static int get_str(sd_bus *bus, const char *path, const char *iface, const char 
 	(void)e;
 	if (!strcmp(prop, "LoadState"))
 		return sd_bus_message_append(reply, "s", u->load_state);
+	if (!strcmp(prop, "ActiveState"))
+		return sd_bus_message_append(reply, "s", u->active_state);
 	return sd_bus_message_append(reply, "s", u->control_group);
 }
 
@@ -138,6 +141,7 @@ static const sd_bus_vtable unit_vtable[] = {
 static const sd_bus_vtable unit_iface_vtable[] = {
     SD_BUS_VTABLE_START(0),
     SD_BUS_PROPERTY("LoadState", "s", get_str, 0, 0),
+    SD_BUS_PROPERTY("ActiveState", "s", get_str, 0, 0),
     SD_BUS_VTABLE_END,
 };
 
@@ -207,7 +211,8 @@ static int set_unit_properties(sd_bus_message *m, void *userdata, sd_bus_error *
 		} else {
 			r = sd_bus_message_enter_container(m, 'v', "t");
 			if (r < 0)
-				return sd_bus_error_setf(e, SD_BUS_ERROR_INVALID_ARGS, "%s: t", prop);
+				return sd_bus_error_setf(e, SD_BUS_ERROR_INVALID_ARGS, "%s: t",
+							 prop);
 			r = sd_bus_message_read(m, "t", &v);
 			if (r < 0)
 				return r;
@@ -287,7 +292,8 @@ static struct fake_unit *add_unit(struct server *s, const char *name, const char
 {
 	struct fake_unit *u = &s->units[s->n_units++];
 
-	*u = (struct fake_unit){.load_state = "loaded", .control_group = cg};
+	*u = (struct fake_unit){
+	    .load_state = "loaded", .active_state = "active", .control_group = cg};
 	snprintf(u->name, sizeof(u->name), "%s", name);
 	u->quota = u->period = u->cpu_weight = u->mem_high = u->mem_max = u->io_weight =
 	    u->io_rbps = UINT64_MAX;
@@ -306,7 +312,8 @@ static int setup(void **state)
 	assert_true(s->listen_fd >= 0);
 	assert_int_equal(bind(s->listen_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(listen(s->listen_fd, 4), 0);
-	s->not_found = (struct fake_unit){.load_state = "not-found", .control_group = ""};
+	s->not_found = (struct fake_unit){
+	    .load_state = "not-found", .active_state = "inactive", .control_group = ""};
 	add_unit(s, "user.slice", "/user.slice");
 	add_unit(s, "user-1001.slice", "/user.slice/user-1001.slice");
 	add_unit(s, "user@1001.service", "/user.slice/user-1001.slice/user@1001.service")
@@ -396,9 +403,9 @@ static void test_facts_and_choice(void **state)
 			 FS_BACKEND_CGROUPFS);
 	fs_ubus_close(ub);
 	ub = open_bus(s, 1, "/tmp/fake-cgroup");
-	assert_int_equal(choose(ub, FS_BACKEND_MODE_AUTO, "user.slice/user-1001.slice",
-				"cgroup_root"),
-			 FS_BACKEND_CGROUPFS);
+	assert_int_equal(
+	    choose(ub, FS_BACKEND_MODE_AUTO, "user.slice/user-1001.slice", "cgroup_root"),
+	    FS_BACKEND_CGROUPFS);
 	fs_ubus_close(ub);
 }
 
@@ -470,19 +477,28 @@ static void test_read_write(void **state)
 	assert_string_equal(v, "IOReadBandwidthMax=4194304 IOWriteBandwidthMax=infinity "
 			       "IOReadIOPSMax=infinity IOWriteIOPSMax=infinity");
 	/* another disk has no entry of its own */
-	assert_int_equal(fs_ubus_read(ub, cg, FS_CGF_IO_MAX, (struct fs_devnum){8, 16}, v,
-				      sizeof(v)),
-			 0);
+	assert_int_equal(
+	    fs_ubus_read(ub, cg, FS_CGF_IO_MAX, (struct fs_devnum){8, 16}, v, sizeof(v)), 0);
 	assert_non_null(strstr(v, "IOReadBandwidthMax=infinity"));
 	/* refused before the bus: not the encoding */
 	assert_int_equal(fs_ubus_write(ub, cg, FS_CGF_MEM_HIGH, none, "max"), -EINVAL);
 	assert_int_equal(fs_ubus_write(ub, "tenants/a", FS_CGF_MEM_HIGH, none, "MemoryHigh=1"),
 			 -EINVAL);
 	/* a unit that is gone */
-	assert_int_equal(fs_ubus_write(ub, "user.slice/user-1002.slice", FS_CGF_MEM_HIGH, none,
-				       "MemoryHigh=1"),
-			 -ENOENT);
+	assert_int_equal(
+	    fs_ubus_write(ub, "user.slice/user-1002.slice", FS_CGF_MEM_HIGH, none, "MemoryHigh=1"),
+	    -ENOENT);
 	assert_int_equal(s->n_set_calls, 5);
+	/* ActiveState: stopped (inactive, failed, unknown) or not */
+	assert_int_equal(fs_ubus_active(ub, cg), 1);
+	u->active_state = "deactivating";
+	assert_int_equal(fs_ubus_active(ub, cg), 1);
+	u->active_state = "failed";
+	assert_int_equal(fs_ubus_active(ub, cg), 0);
+	u->active_state = "inactive";
+	assert_int_equal(fs_ubus_active(ub, cg), 0);
+	assert_int_equal(fs_ubus_active(ub, "user.slice/user-1002.slice"), 0);
+	assert_int_equal(fs_ubus_active(ub, "tenants/a"), -EINVAL);
 	fs_ubus_close(ub);
 }
 

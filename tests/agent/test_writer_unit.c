@@ -46,7 +46,9 @@ struct fake {
 	size_t n_props;
 	int n_unit_writes, n_unit_reads, n_file_writes;
 	char last_unit_write[FS_CGF_VALUE_MAX];
-	bool unit_gone; /* every unit: NoSuchUnit */
+	bool unit_gone;	  /* every unit: NoSuchUnit */
+	bool unit_active; /* ActiveState of every unit: active, else inactive */
+	int n_active_calls;
 	char last_log[1024];
 };
 
@@ -89,12 +91,19 @@ static int unit_read(void *ctx, const char *cg, enum fs_cgfile f, struct fs_devn
 	return 0;
 }
 
-/* As systemd: refuses what does not parse, then writes the cgroup file
- * itself (which fires the writer's change watch). */
+/* As systemd: refuses what does not parse, then realizes the unit's
+ * cgroup (creates it when missing, also for a stopped unit: a bare
+ * directory here, which rmdir takes as a real empty cgroup) or writes the
+ * cgroup file itself (which fires the writer's change watch). */
 static void systemd_writes_file(struct fake *fk, const char *cg, enum fs_cgfile f)
 {
-	char p[256];
+	char p[600];
 
+	snprintf(p, sizeof(p), "%s/%s/memory.current", fk->root, cg);
+	if (access(p, F_OK) < 0) { /* a bare directory stands for its files */
+		at_mkdir(fk->root, cg);
+		return;
+	}
 	snprintf(p, sizeof(p), "%s/%s", cg, fs_cgfiles[f].name);
 	at_write(fk->root, p, "systemd\n");
 }
@@ -116,7 +125,16 @@ static int unit_write(void *ctx, const char *cg, enum fs_cgfile f, struct fs_dev
 	return 0;
 }
 
-static const struct fs_unit_ops ops = {unit_read, unit_write};
+static int unit_active(void *ctx, const char *cg)
+{
+	struct fake *fk = ctx;
+
+	(void)cg;
+	fk->n_active_calls++;
+	return fk->unit_active ? 1 : 0;
+}
+
+static const struct fs_unit_ops ops = {unit_read, unit_write, unit_active};
 
 static int count_file_write(void *ctx, int dirfd, const char *file, const char *value)
 {
@@ -137,9 +155,11 @@ static void capture_log(void *ctx, int prio, const char *msg)
 static void make_cgroup(struct fake *fk, const char *cg)
 {
 	static const char *const files[][2] = {
-	    {"cpu.max", "max 100000\n"},     {"cpu.max.burst", "0\n"}, {"cpu.weight", "100\n"},
-	    {"memory.high", "max\n"},	     {"memory.max", "max\n"},  {"memory.low", "0\n"},
-	    {"memory.current", "1048576\n"}, {"io.max", ""},	       {"io.weight", "default 100\n"},
+	    {"cpu.max", "max 100000\n"},     {"cpu.max.burst", "0\n"},
+	    {"cpu.weight", "100\n"},	     {"memory.high", "max\n"},
+	    {"memory.max", "max\n"},	     {"memory.low", "0\n"},
+	    {"memory.current", "1048576\n"}, {"io.max", ""},
+	    {"io.weight", "default 100\n"},
 	};
 	char p[256];
 
@@ -353,8 +373,9 @@ static void recreate(struct fake *fk, const char *path)
 
 /* A restarted unit gets a new cgroup, but our runtime properties stay with
  * the unit: the saved originals must not be replaced by our own values. A
- * stopped unit (cgroup gone) is still restored; a unit that is gone is
- * dropped. */
+ * stopped unit (cgroup gone) is still restored, and the cgroup systemd
+ * makes when its properties are set is removed again while the unit is
+ * stopped (kept when it runs); a unit that is gone is dropped. */
 static void test_recreated_and_gone(void **state)
 {
 	struct fake *fk = *state;
@@ -373,6 +394,27 @@ static void test_recreated_and_gone(void **state)
 	assert_int_equal(fs_writer_restore(w), 0);
 	assert_string_equal(prop(fk, FS_CGF_CPU_WEIGHT, nodev), "CPUWeight=unset");
 	assert_int_equal(fs_writer_saved_count(w), 0);
+	assert_int_equal(fk->n_active_calls, 1);
+	assert_int_equal(access(p, F_OK), -1); /* the realized cgroup removed */
+	assert_int_equal(errno, ENOENT);
+	/* the same while the unit runs again (a login meanwhile): kept */
+	make_cgroup(fk, tenants[U]);
+	fs_writer_recheck(w, U);
+	assert_int_equal(fs_writer_apply(w, U, &l, 2500, NULL), 0);
+	at_rmtree(p);
+	fk->unit_active = true;
+	assert_int_equal(fs_writer_restore(w), 0);
+	assert_int_equal(fs_writer_saved_count(w), 0);
+	assert_int_equal(access(p, F_OK), 0);
+	fk->unit_active = false;
+	/* an active unit's own cgroup (not gone) is not asked about */
+	make_cgroup(fk, tenants[U]);
+	fs_writer_recheck(w, U);
+	assert_int_equal(fs_writer_apply(w, U, &l, 2700, NULL), 0);
+	fk->n_active_calls = 0;
+	assert_int_equal(fs_writer_restore(w), 0);
+	assert_int_equal(fk->n_active_calls, 0);
+	assert_int_equal(access(p, F_OK), 0);
 	/* gone altogether */
 	make_cgroup(fk, tenants[U]);
 	fs_writer_recheck(w, U);

@@ -366,6 +366,7 @@ t_section "systemctl start fairshared"
 t_check "fairshared.service starts (Type=notify: ready)" systemctl start fairshared.service
 t_check "it is active" systemctl is-active --quiet fairshared.service
 t_check "both users are tenants in fairctl status" wait_for 30 backends_known
+backends_known # again here: t_check ran it in a subshell
 t_note "backends: $A ${BACKEND[$A]:-?}, $B ${BACKEND[$B]:-?}"
 t_check "both users' slices are written through systemd (status: backend systemd)" eval \
 	'[[ ${BACKEND[$A]} == systemd && ${BACKEND[$B]} == systemd ]]'
@@ -421,6 +422,7 @@ join_leave() {
 	nerr=$(noise "$cg")
 	t_check "systemctl stop $unit" systemctl stop "$unit"
 	t_check "$t: its cgroup is gone" wait_for 20 test ! -d "$CG_ROOT/$cg"
+	[[ -d $CG_ROOT/$cg ]] && t_note "$unit: $(systemctl show -p ActiveState,LoadState "$unit" | tr '\n' ' ')$(ls "$CG_ROOT/$cg" 2>&1 | head -3 | tr '\n' ' ')"
 	fsd_wait_periods $D 3 20
 	t_check "$t is no tenant any more" eval "[[ -z \$(fsd_line $D $t) ]]"
 	t_check "no saved original of $cg left" eval "! grep -qF '$cg' $STATE/writer.state"
@@ -477,8 +479,11 @@ ours=$(cat "$CG_ROOT/$(ucg 1001)/cpu.max")
 p0=$(fsd_period $D)
 t_check "systemctl set-property --runtime user-1001.slice CPUQuota=90%" \
 	systemctl set-property --runtime user-1001.slice CPUQuota=90%
-t_check "systemd keeps it: the unit's properties say cpu.max 90000 100000" eval \
-	'[[ $(sd_unit_files user-1001.slice) == "cpu.max=90000 100000;"* ]]'
+if [[ ${BACKEND[$A]} != systemd ]]; then
+	# (through systemd fairshare sets the property itself, within a period)
+	t_check "systemd keeps it: the unit's properties say cpu.max 90000 100000" eval \
+		'[[ $(sd_unit_files user-1001.slice) == "cpu.max=90000 100000;"* ]]'
+fi
 corrected() { [[ $(cat "$CG_ROOT/$(ucg 1001)/cpu.max") != "$1" ]] && plan_in_force 1001 "$A"; }
 t_check "$A's cpu.max is the plan's again (was $ours)" wait_for 20 corrected "90000 100000"
 pc=$(drift_after "$p0")
@@ -488,7 +493,7 @@ else
 	t_fail "corrected in period '${pc:-never}', set-property after period $p0"
 fi
 record systemd_drift_correction_periods "$((${pc:-999} - p0))"
-t_note "drift line: $(grep -m1 "user-1001.slice/cpu.max is \"90000 100000\", changed by someone else" "$LOG")"
+t_note "drift line: $(grep -m1 -E 'user-1001.slice/cpu.max is "(90000 100000|CPUQuotaPerSecUSec=900000 [^"]*)", changed by someone else' "$LOG")"
 t_check "status counts corrections of $A" eval \
 	'"$FCTL" status --json | grep -qE "\"drift_corrected_total\": *[1-9]"'
 # Back to the original quota, so that systemd's properties are the originals
