@@ -29,8 +29,9 @@
 #  - they survive daemon-reload unchanged, with no drift counted;
 #  - a new user slice is written through systemd too, the delegated scope
 #    (Delegate=yes) through cgroupfs;
-#  - stop and kill -9 + ExecStopPost= bring the units' properties (not only
-#    the files) back to the originals.
+#  - fairctl release, stop and kill -9 + ExecStopPost= bring the units'
+#    properties (not only the files) back to the originals; fairctl reload
+#    enforces again after a release.
 . "$FS_SRC/tests/vm/lib.sh"
 . "$FS_SRC/tests/vm/e2e-lib.sh"
 
@@ -356,6 +357,8 @@ props_restored() {
 		[[ $now == "${oprops[$u]}" ]] || { echo "user-$u.slice: $now (was ${oprops[$u]})"; return 1; }
 	done
 }
+# restored_all: the files and both units' properties are the originals.
+restored_all() { restored && props_restored; }
 t_check "before fairshared: the files are what the units' properties say" eval \
 	'[[ $(files_of 1001) == "$(sd_unit_files user-1001.slice)" && $(files_of 1002) == "$(sd_unit_files user-1002.slice)" ]]'
 t_note "user-1001.slice: $(sd_unit_files user-1001.slice)"
@@ -501,6 +504,17 @@ t_check "status counts corrections of $A" eval \
 t_check "set-property back to CPUQuota=80%" systemctl set-property --runtime user-1001.slice CPUQuota=80%
 t_check "$A's plan in force again" wait_for 20 corrected "80000 100000"
 
+# --- fairctl release, reload -------------------------------------------------------
+# (root's control socket: the originals back, nothing written until reload)
+t_section "fairctl release, then fairctl reload"
+t_check "fairctl release" "$FCTL" release
+t_check "released: the originals (files and the units' properties)" wait_for 10 restored_all
+all_restored "after fairctl release"
+fsd_wait_periods $D 3 20
+t_check "released: still the originals 3 periods later (not enforcing)" restored_all
+t_check "fairctl reload" "$FCTL" reload
+t_check "enforcing again after reload" wait_for 30 enforcing
+
 # --- stop, kill -9 ---------------------------------------------------------------
 t_section "systemctl stop fairshared"
 t_check "systemctl stop" systemctl stop fairshared.service
@@ -521,7 +535,6 @@ t_check "kill -9 the main process ($pid)" kill -9 "$pid"
 # ExecStopPost runs `fairshared --release`; Restart=on-failure starts the
 # daemon again 5 s later (RestartSec), which writes its values again.
 # (files and the units' properties, before Restart= writes them again)
-restored_all() { restored && props_restored >/dev/null; }
 t_check "ExecStopPost restored the originals (files and the units' properties)" wait_for 30 restored_all
 all_restored "after kill -9 and ExecStopPost"
 t_note "release: $(grep "release" "$LOG" | tail -n +$((nrel + 1)) | head -3 | tr '\n' '|')"
