@@ -278,26 +278,39 @@ unit_props() {
 # its properties, "CPUQuotaPerSecUSec=670000 CPUQuotaPeriodUSec=100000") is
 # the unit's property now, exactly (infinity and unset: UINT64_MAX).
 props_as_written() {
-	local props ex
-	props=$(unit_props "$2") || return 1
+	local props w1 w2 try
+	# what fairshare wrote, read before and after the unit's properties:
+	# a plan that changed in between (a write of this very period) is read
+	# again, not taken for a difference
+	for try in 1 2 3; do
+		w1=$(written_of "$1") || return 1
+		props=$(unit_props "$2") || return 1
+		w2=$(written_of "$1") || return 1
+		[[ $w1 == "$w2" ]] && break
+	done
+	python3 -S -c '
+import sys
+have = dict(l.split("=", 1) for l in sys.argv[2].split("\n") if "=" in l)
+bad, n = [], 0
+for pair in sys.argv[3].split():
+    name, want = pair.split("=", 1)
+    if want in ("infinity", "unset"):
+        want = str(2**64 - 1)
+    if name not in have:
+        continue
+    n += 1
+    if have[name] != want:
+        bad.append("%s=%s (fairshare wrote %s)" % (name, have[name], want))
+print("%s: %d properties as written%s" % (sys.argv[1], n, "; " + ", ".join(bad) if bad else ""))
+sys.exit(1 if bad or n == 0 or sys.argv[4] != sys.argv[3] else 0)' "$2" "$props" "$w1" "$w2"
+}
+# written_of TENANT: the properties fairshare says it wrote (explain --json).
+written_of() {
+	local ex
 	ex=$("$FCTL" explain --json "$1") || return 1
 	python3 -S -c '
 import json, sys
-have = dict(l.split("=", 1) for l in sys.argv[2].split("\n") if "=" in l)
-files = json.load(sys.stdin).get("files", [])
-bad, n = [], 0
-for f in files:
-    for pair in f.get("written", "").split():
-        name, want = pair.split("=", 1)
-        if want in ("infinity", "unset"):
-            want = str(2**64 - 1)
-        if name not in have:
-            continue
-        n += 1
-        if have[name] != want:
-            bad.append("%s=%s (fairshare wrote %s)" % (name, have[name], want))
-print("%s: %d properties as written%s" % (sys.argv[1], n, "; " + ", ".join(bad) if bad else ""))
-sys.exit(1 if bad or n == 0 else 0)' "$2" "$props" <<<"$ex"
+print(" ".join(f.get("written", "") for f in json.load(sys.stdin).get("files", [])))' <<<"$ex"
 }
 
 # quota_close GOT WANT TOL: two cpu.max values ("Q P" or "max P") give the
