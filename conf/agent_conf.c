@@ -67,7 +67,7 @@ struct raw_conf {
 	bool seen_agent, seen_resources;
 	/* [agent] */
 	struct raw_value interval, policy, enforce, cgroup_root, on_exit, socket, state_dir,
-	    metrics_file, sampler, bpf_wait;
+	    metrics_file, sampler, bpf_wait, backend;
 	/* [resources] */
 	struct raw_value cpu, memory, memory_reserve, net;
 	size_t n_disks;
@@ -88,7 +88,7 @@ static void raw_free(struct raw_conf *rc)
 	struct raw_value *agent_vals[] = {
 	    &rc->interval,	 &rc->policy,	 &rc->enforce,	    &rc->cgroup_root, &rc->on_exit,
 	    &rc->socket,	 &rc->state_dir, &rc->metrics_file, &rc->cpu,	      &rc->memory,
-	    &rc->memory_reserve, &rc->net,	 &rc->sampler,	    &rc->bpf_wait};
+	    &rc->memory_reserve, &rc->net,	 &rc->sampler,	    &rc->bpf_wait, &rc->backend};
 
 	for (size_t i = 0; i < sizeof(agent_vals) / sizeof(agent_vals[0]); i++)
 		free(agent_vals[i]->text);
@@ -352,6 +352,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		    {"metrics_file", offsetof(struct raw_conf, metrics_file)},
 		    {"sampler", offsetof(struct raw_conf, sampler)},
 		    {"bpf_wait", offsetof(struct raw_conf, bpf_wait)},
+		    {"backend", offsetof(struct raw_conf, backend)},
 		};
 
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -446,6 +447,8 @@ static const char *const policy_names[] = {"psdsf", "njc"};
 static const char *const on_exit_names[] = {"restore", "keep"};
 static const char *const sampler_names[] = {"auto", "bpf", "cgroupfs"};
 static const char *const bpf_wait_names[] = {"exact", "approx"};
+/* enum fs_backend_mode's order */
+static const char *const backend_names[] = {"auto", "systemd", "cgroupfs"};
 
 #define N_NAMES(names) ((int)(sizeof(names) / sizeof(names[0])))
 
@@ -511,6 +514,10 @@ static int resolve_agent(const struct raw_conf *rc, struct fs_conf *c, struct co
 	if (r < 0)
 		return r;
 	a->bpf_wait = (enum fs_conf_bpf_wait)r;
+	r = parse_keyword(rc, &rc->backend, "backend", backend_names, N_NAMES(backend_names), err);
+	if (r < 0)
+		return r;
+	a->backend = (enum fs_backend_mode)r;
 	r = copy_path(rc->path, &rc->cgroup_root, "cgroup_root", a->cgroup_root,
 		      sizeof(a->cgroup_root), FS_DEFAULT_CGROUP_ROOT, false, err);
 	if (r == 0)

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "enforce.h"
 #include "fleet_conf.h"
 #include "paths.h"
@@ -78,6 +79,8 @@ struct fs_conf_agent {
 	enum fs_conf_on_exit on_exit;
 	enum fs_conf_sampler sampler;	/* default auto */
 	enum fs_conf_bpf_wait bpf_wait; /* default exact */
+	enum fs_backend_mode backend;	/* who writes a tenant's cgroup (model/backend.h);
+					   default auto */
 	char cgroup_root[PATH_MAX];	/* absolute; default /sys/fs/cgroup */
 	char socket[PATH_MAX];		/* control socket; default /run/fairshare/control.sock */
 	char state_dir[PATH_MAX];	/* writer state; default /run/fairshare */

@@ -13,6 +13,7 @@
 
 #include "cgroupfs.h"
 #include "drift_watch.h"
+#include "unitprop.h"
 #include "writer.h"
 #include "writer_state.h"
 
@@ -30,6 +31,7 @@ struct wr_slot {
 struct wr_tenant {
 	char *cgroup;
 	int path_err; /* fs_cgfs_check_path(cgroup) */
+	enum fs_backend backend;
 	bool refused_logged;
 	bool checked;		/* opened since set_tenants / recheck / gone */
 	uint64_t checked_us;	/* when it was last opened */
@@ -81,6 +83,8 @@ struct fs_writer {
 	bool cgroup2;		   /* the root is cgroup2: a pwrite replaces the value */
 	struct fs_drift_watch *dw; /* NULL: inotify unavailable, re-read every period */
 	uint64_t drift_total;
+	const struct fs_unit_ops *unit_ops; /* NULL: no systemd backend */
+	void *unit_ctx;
 };
 
 /* One file to write in this round. */
@@ -92,6 +96,9 @@ struct item {
 	int rank; /* write order, fs_cgfile_rank() */
 	char value[FS_CGF_VALUE_MAX];
 };
+
+static int read_current(struct fs_writer *w, const char *cgroup, bool unit, int dirfd,
+			enum fs_cgfile f, struct fs_devnum dev, char *out, size_t len);
 
 static int default_write(void *ctx, int dirfd, const char *file, const char *value)
 {
@@ -223,6 +230,8 @@ int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o)
 	w->write_ctx = o->write_ctx;
 	w->dir_fn = o->dir_fn;
 	w->dir_ctx = o->dir_ctx;
+	w->unit_ops = o->unit_ops;
+	w->unit_ctx = o->unit_ctx;
 	w->file_fn = o->dir_fn ? o->file_fn : NULL;
 	w->fd_budget = o->dir_fn && !o->write_fn ? o->max_open_files : 0;
 	w->mem_margin = o->mem_margin ? o->mem_margin : 16ull << 20;
@@ -295,8 +304,9 @@ int fs_writer_files(struct fs_writer *w, size_t tenant, struct fs_writer_file *o
 			continue;
 		snprintf(o->key, sizeof(o->key), "%s", e->key);
 		snprintf(o->written, sizeof(o->written), "%s", e->last);
-		o->err = fs_cgfile_read_current(dirfd, e->file, e->dev, &w->buf, o->in_force,
-						sizeof(o->in_force));
+		o->unit = e->unit;
+		o->err = read_current(w, tn->cgroup, e->unit, dirfd, e->file, e->dev, o->in_force,
+				      sizeof(o->in_force));
 		if (o->err < 0)
 			o->in_force[0] = '\0';
 		n++;
@@ -308,6 +318,28 @@ int fs_writer_files(struct fs_writer *w, size_t tenant, struct fs_writer_file *o
 size_t fs_writer_saved_count(const struct fs_writer *w)
 {
 	return w->t.n;
+}
+
+int fs_writer_set_backend(struct fs_writer *w, size_t tenant, enum fs_backend b)
+{
+	if (tenant >= w->n_tenants)
+		return -EPERM;
+	if (b == FS_BACKEND_SYSTEMD && !w->unit_ops)
+		return -EOPNOTSUPP;
+	if (w->tenants[tenant].backend != b) {
+		/* the slots point at the other backend's entries: found again
+		 * through the hash at the next apply */
+		for (size_t k = 0; k < FS_CGF_SLOTS; k++) {
+			struct wr_slot *sl = &w->tenants[tenant].slot[k];
+
+			if (sl->e)
+				sl->e->ref = NULL;
+			*sl = (struct wr_slot){NULL, 0};
+		}
+		w->tenants[tenant].backend = b;
+		w->tenants[tenant].checked = false;
+	}
+	return 0;
 }
 
 void fs_writer_recheck(struct fs_writer *w, size_t tenant)
@@ -326,10 +358,22 @@ int fs_cgfile_read_current(int dirfd, enum fs_cgfile f, struct fs_devnum dev, st
 	return fs_cgfile_current(f, dev, b->data, out, len);
 }
 
-static int read_current(struct fs_writer *w, int dirfd, enum fs_cgfile f, struct fs_devnum dev,
-			char *out, size_t len)
+/* The value in force of (cgroup, f, dev): the file's (dirfd), or the unit's
+ * properties for the systemd backend (unit). */
+static int read_current(struct fs_writer *w, const char *cgroup, bool unit, int dirfd,
+			enum fs_cgfile f, struct fs_devnum dev, char *out, size_t len)
 {
+	if (unit)
+		return w->unit_ops ? w->unit_ops->read(w->unit_ctx, cgroup, f, dev, out, len)
+				   : -EOPNOTSUPP;
 	return fs_cgfile_read_current(dirfd, f, dev, &w->buf, out, len);
+}
+
+/* A value's number for the memory.max floor and the write order (the
+ * first property's for the systemd backend's encoding). */
+static uint64_t value_number(bool unit, const char *s)
+{
+	return unit ? fs_uprop_first_value(s) : fs_parse_value(s);
 }
 
 static bool should_log(struct fs_writer *w, struct wr_entry *e, int err, uint64_t now_us)
@@ -365,13 +409,14 @@ static struct wr_entry *resolve(struct fs_writer *w, struct wr_tenant *tn, struc
 {
 	struct wr_entry *e = slot->e;
 
-	if (e && e->dev.major == dev.major && e->dev.minor == dev.minor)
+	if (e && e->dev.major == dev.major && e->dev.minor == dev.minor &&
+	    e->unit == (tn->backend == FS_BACKEND_SYSTEMD))
 		return e;
 	if (e) { /* another disk in this position now */
 		e->ref = NULL;
 		slot->e = NULL;
 	}
-	e = wr_find(&w->t, tn->cgroup, f, dev);
+	e = wr_find(&w->t, tn->cgroup, f, dev, tn->backend == FS_BACKEND_SYSTEMD);
 	if (e)
 		attach(slot, e);
 	return e;
@@ -393,8 +438,13 @@ static size_t build_items(struct fs_writer *w, struct wr_tenant *tn, const struc
 		for (size_t d = 0; d < disks && n < MAX_ITEMS; d++) {
 			struct item *x = &it[n];
 
-			if (fs_cgfile_format((enum fs_cgfile)f, lim, d, x->value,
-					     sizeof(x->value)) < 0)
+			/* through systemd: its properties; a file without one
+			 * (cpu.max.burst) is not written */
+			if ((tn->backend == FS_BACKEND_SYSTEMD
+				 ? fs_uprop_format((enum fs_cgfile)f, lim, d, x->value,
+						   sizeof(x->value))
+				 : fs_cgfile_format((enum fs_cgfile)f, lim, d, x->value,
+						    sizeof(x->value))) < 0)
 				continue;
 			x->file = (enum fs_cgfile)f;
 			x->dev = fs_cgfiles[f].per_disk ? lim->io[d].dev : (struct fs_devnum){0, 0};
@@ -491,7 +541,11 @@ static enum write_outcome write_item(struct fs_writer *w, struct wr_tenant *tn, 
 		return WR_UNCHANGED;
 	if (!force && e->unsupported_until && now_us < e->unsupported_until)
 		return WR_BACKOFF;
-	r = write_file(w, tn, dirfd, ino, e->file, value);
+	if (e->unit)
+		r = w->unit_ops ? w->unit_ops->write(w->unit_ctx, cgroup, e->file, e->dev, value)
+				: -EOPNOTSUPP;
+	else
+		r = write_file(w, tn, dirfd, ino, e->file, value);
 	if (r == 0) {
 		e->einval_count = 0;
 		e->unsupported_until = 0;
@@ -501,7 +555,8 @@ static enum write_outcome write_item(struct fs_writer *w, struct wr_tenant *tn, 
 		return WR_OK;
 	}
 	if (r == -ENOENT) {
-		/* The directory was open, so the cgroup was removed meanwhile. */
+		/* The directory was open, so the cgroup was removed meanwhile
+		 * (through systemd: the unit is gone). */
 		return WR_GONE;
 	}
 	if (r == -EINVAL && ++e->einval_count >= w->einval_limit) {
@@ -544,8 +599,9 @@ static bool clamp_memory_max(struct fs_writer *w, struct wr_tenant *tn, int dirf
 			     uint64_t now_us)
 {
 	const char *cgroup = tn->cgroup;
-	uint64_t want = fs_parse_value(it->value);
-	uint64_t old = fs_parse_value(it->e->has_last ? it->e->last : NULL);
+	bool unit = it->e->unit;
+	uint64_t want = value_number(unit, it->value);
+	uint64_t old = value_number(unit, it->e->has_last ? it->e->last : NULL);
 	uint64_t cur, floor;
 
 	/* Unchanged: nothing is written, as in the steady state (steady()), so
@@ -569,6 +625,8 @@ static bool clamp_memory_max(struct fs_writer *w, struct wr_tenant *tn, int dirf
 			" + margin; using %" PRIu64,
 			cgroup, want, cur, floor);
 	}
+	if (unit)
+		return fs_uprop_set_first(FS_CGF_MEM_MAX, floor, it->value, sizeof(it->value)) == 0;
 	fs_fmt_value(floor, it->value, sizeof(it->value));
 	return true;
 }
@@ -601,14 +659,28 @@ static void sort_by_rank(void *base, size_t n, size_t size, size_t rank_off)
 	}
 }
 
+/* fs_cgfile_order_note for entry e, whose values may be unit properties. */
+static void order_note(struct fs_cgfile_order *o, const struct wr_entry *e, const char *old,
+		       const char *neu)
+{
+	char a[24], b[24];
+
+	if (!e->unit) {
+		fs_cgfile_order_note(o, e->file, old, neu);
+		return;
+	}
+	fs_fmt_value(value_number(true, old), a, sizeof(a));
+	fs_fmt_value(value_number(true, neu), b, sizeof(b));
+	fs_cgfile_order_note(o, e->file, old ? a : NULL, b);
+}
+
 /* Orders items by fs_cgfile_rank (old value: e->last). Stable; n is tiny. */
 static void order_items(struct item *it, size_t n)
 {
 	struct fs_cgfile_order o = {false, false};
 
 	for (size_t i = 0; i < n; i++)
-		fs_cgfile_order_note(&o, it[i].file, it[i].e->has_last ? it[i].e->last : NULL,
-				     it[i].value);
+		order_note(&o, it[i].e, it[i].e->has_last ? it[i].e->last : NULL, it[i].value);
 	for (size_t i = 0; i < n; i++)
 		it[i].rank = fs_cgfile_rank(&o, it[i].file);
 	sort_by_rank(it, n, sizeof(*it), offsetof(struct item, rank));
@@ -756,7 +828,7 @@ static void check_drift(struct fs_writer *w, struct wr_tenant *tn, int dirfd, st
 	char cur[FS_CGF_VALUE_MAX];
 
 	watch_file(w, tn, dirfd, it->file); /* first, so that no change is missed */
-	if (read_current(w, dirfd, it->file, it->dev, cur, sizeof(cur)) < 0 ||
+	if (read_current(w, tn->cgroup, e->unit, dirfd, it->file, it->dev, cur, sizeof(cur)) < 0 ||
 	    strcmp(cur, e->last) == 0)
 		return; /* a read error is the write's to report */
 	res->drifted++;
@@ -783,6 +855,13 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 {
 	/* due: every known file is read again (safety net of the watches) */
 	bool due = !tn->checked || now_us - tn->checked_us >= w->recheck_us;
+	/* Read every known value again: a unit's properties only when the
+	 * tenant is new to this directory or events were lost, not on the
+	 * periodic recheck: that would be a D-Bus call per property of every
+	 * tenant each recheck_us (10,000 user slices: ~80,000 calls at once),
+	 * and systemd writes the cgroup file whenever a property changes, so
+	 * the watch sees what others do through systemd. */
+	bool reread = tn->backend == FS_BACKEND_SYSTEMD ? !tn->checked : due;
 	bool pending = false;
 	uint64_t ino = 0;
 	unsigned check = tn->check;
@@ -806,11 +885,12 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 	for (size_t i = 0; i < n; i++) {
 		char cur[FS_CGF_VALUE_MAX];
 		struct wr_entry *e = it[i].e;
+		bool unit = tn->backend == FS_BACKEND_SYSTEMD;
 		bool recreated = e && e->ino && e->ino != tn->ino;
 		int r;
 
 		if (e && e->has_last && !recreated) {
-			if (e->saved && (due || (check & (1u << it[i].file))))
+			if (e->saved && (reread || (check & (1u << it[i].file))))
 				check_drift(w, tn, dirfd, &it[i], now_us, res);
 			pending |= !e->saved;
 			continue;
@@ -820,7 +900,8 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 			continue;
 		}
 		watch_file(w, tn, dirfd, it[i].file); /* before the read: no change missed */
-		r = read_current(w, dirfd, it[i].file, it[i].dev, cur, sizeof(cur));
+		r = read_current(w, tn->cgroup, unit, dirfd, it[i].file, it[i].dev, cur,
+				 sizeof(cur));
 		if (r < 0) {
 			if (r == -ENOENT && faccessat(dirfd, ".", F_OK, 0) < 0) {
 				res->gone = true;
@@ -847,7 +928,7 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 		}
 		it[i].slot->missing_until = 0;
 		if (!e) {
-			e = wr_add(&w->t, tn->cgroup, it[i].file, it[i].dev, cur);
+			e = wr_add(&w->t, tn->cgroup, it[i].file, it[i].dev, unit, cur);
 			if (!e) {
 				res->error = -ENOMEM;
 				put_dir(tn, dirfd);
@@ -855,9 +936,11 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 			}
 			attach(it[i].slot, e);
 			it[i].e = e;
-		} else if (recreated) {
+		} else if (recreated && !unit) {
 			/* A new cgroup under the same name (a restarted service): its
-			 * own value is what a restore must bring back. */
+			 * own value is what a restore must bring back. (Not for a
+			 * unit: our runtime properties outlive its cgroup, so what
+			 * it holds now is ours; the saved original stays.) */
 			char *o = strdup(cur);
 
 			if (!o) {
@@ -972,7 +1055,8 @@ static int apply_range(struct fs_writer *w, size_t first, size_t n, const struct
 		size_t nit;
 
 		memset(&res[i], 0, sizeof(res[i]));
-		if ((skip && skip[i]) || lim[i].set == 0)
+		/* FS_BACKEND_NONE: backend = systemd, and systemd cannot write it */
+		if ((skip && skip[i]) || lim[i].set == 0 || tn->backend == FS_BACKEND_NONE)
 			continue;
 		if (tn->path_err < 0) {
 			if (!tn->refused_logged)
@@ -1083,25 +1167,50 @@ int fs_writer_apply(struct fs_writer *w, size_t tenant, const struct fs_limits *
 	return apply_range(w, tenant, 1, lim, NULL, now_us, res);
 }
 
+/*
+ * systemd realizes a unit's cgroup whenever its properties are set (the
+ * commit of SetUnitProperties creates the directory), also for a stopped
+ * unit: restoring the properties of a unit whose cgroup was gone (a user
+ * logged out, a service stopped) made an empty cgroup that nothing removes,
+ * which a template then took for a tenant again. It is removed when the
+ * unit is still stopped; rmdir(2) of a cgroup with processes or children
+ * fails (EBUSY), so a unit that started meanwhile keeps its own.
+ */
+static void remove_realized(struct fs_writer *w, const char *cgroup)
+{
+	if (!w->unit_ops || !w->unit_ops->active || fs_cgfs_check_path(cgroup) < 0 ||
+	    faccessat(w->cg.root_fd, cgroup, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    w->unit_ops->active(w->unit_ctx, cgroup) != 0)
+		return;
+	if (unlinkat(w->cg.root_fd, cgroup, AT_REMOVEDIR) == 0)
+		fs_logf(w->log, w->log_ctx, LOG_DEBUG,
+			"writer: %s: removed the empty cgroup systemd made for a stopped unit "
+			"when its properties were restored",
+			cgroup);
+}
+
 /* One original to write back. */
 struct ritem {
 	struct wr_entry *e;
 	int rank;
-	bool done; /* restored, or its cgroup is gone: drop it */
+	bool done; /* restored: drop it */
+	bool gone; /* its cgroup (cgroupfs) or unit (systemd) is gone: drop it */
 };
 _Static_assert(sizeof(struct ritem) <= SORT_ELEM_MAX, "sort_by_rank's buffer");
 
 /*
  * Restores the saved entries es[0..n-1], which all belong to one cgroup, in
- * the safe order, and drops those restored (all of them when the cgroup is
- * gone). 0 or the first -errno.
+ * the safe order, and drops those restored, and those whose cgroup (unit,
+ * for the systemd backend's) is gone. A unit's properties are restored even
+ * when its cgroup is gone (a stopped service): our runtime values would
+ * otherwise stay with the unit until reboot. 0 or the first -errno.
  */
 static int restore_group(struct fs_writer *w, struct wr_entry **es, size_t n)
 {
 	struct fs_cgfile_order o = {false, false};
 	struct ritem *it = calloc(n, sizeof(*it));
 	char *cgroup = strdup(es[0]->cgroup);
-	bool gone = false;
+	bool dir_gone = false, any_gone = false, unit_set = false;
 	int dirfd = -1, r = 0;
 
 	if (!it || !cgroup) {
@@ -1110,7 +1219,7 @@ static int restore_group(struct fs_writer *w, struct wr_entry **es, size_t n)
 	}
 	dirfd = fs_cgfs_open_cgroup(&w->cg, cgroup);
 	if (dirfd == -ENOENT) {
-		gone = true;
+		dir_gone = true;
 	} else if (dirfd < 0) {
 		r = dirfd;
 		goto out;
@@ -1120,39 +1229,47 @@ static int restore_group(struct fs_writer *w, struct wr_entry **es, size_t n)
 		char cur[FS_CGF_VALUE_MAX];
 
 		it[i].e = e;
-		if (gone)
+		it[i].gone = dir_gone && !e->unit;
+		if (it[i].gone)
 			continue;
-		if (!e->has_last &&
-		    read_current(w, dirfd, e->file, e->dev, cur, sizeof(cur)) == 0) {
+		if (!e->has_last && read_current(w, cgroup, e->unit, dirfd, e->file, e->dev, cur,
+						 sizeof(cur)) == 0) {
 			snprintf(e->last, sizeof(e->last), "%s", cur);
 			e->has_last = true;
 		}
-		fs_cgfile_order_note(&o, e->file, e->has_last ? e->last : NULL, e->orig);
+		order_note(&o, e, e->has_last ? e->last : NULL, e->orig);
 	}
-	if (!gone) {
-		for (size_t i = 0; i < n; i++)
-			it[i].rank = fs_cgfile_rank(&o, it[i].e->file);
-		sort_by_rank(it, n, sizeof(*it), offsetof(struct ritem, rank));
-		for (size_t i = 0; i < n; i++) {
-			enum write_outcome wo =
-			    write_item(w, NULL, dirfd, 0, cgroup, it[i].e, it[i].e->orig, 0, true);
+	for (size_t i = 0; i < n; i++)
+		it[i].rank = fs_cgfile_rank(&o, it[i].e->file);
+	sort_by_rank(it, n, sizeof(*it), offsetof(struct ritem, rank));
+	for (size_t i = 0; i < n; i++) {
+		enum write_outcome wo;
 
-			if (wo == WR_GONE) {
-				gone = true;
-				break;
-			}
-			if (wo == WR_OK)
-				it[i].done = true;
-			else if (r == 0)
-				r = -EIO;
+		if (it[i].gone)
+			continue;
+		wo = write_item(w, NULL, dirfd, 0, cgroup, it[i].e, it[i].e->orig, 0, true);
+		if (wo == WR_GONE) {
+			/* the rest of this backend's entries go with it */
+			for (size_t j = i; j < n; j++)
+				if (it[j].e->unit == it[i].e->unit)
+					it[j].gone = true;
+		} else if (wo == WR_OK) {
+			it[i].done = true;
+			unit_set |= it[i].e->unit;
+		} else if (r == 0) {
+			r = -EIO;
 		}
 	}
-	if (gone)
+	for (size_t i = 0; i < n; i++)
+		any_gone |= it[i].gone;
+	if (any_gone)
 		fs_logf(w->log, w->log_ctx, LOG_INFO,
 			"writer: %s vanished; its saved originals are dropped", cgroup);
 	for (size_t i = 0; i < n; i++)
-		if (gone || it[i].done)
+		if (it[i].gone || it[i].done)
 			wr_remove(&w->t, it[i].e);
+	if (dir_gone && unit_set)
+		remove_realized(w, cgroup);
 out:
 	if (dirfd >= 0)
 		close(dirfd);
@@ -1197,7 +1314,8 @@ int fs_writer_restore(struct fs_writer *w)
 		return -ENOMEM;
 	/* restore_group() removes entries from the table: work on a snapshot,
 	 * grouped by cgroup. */
-	memcpy(es, w->t.e, n * sizeof(*es));
+	if (n)
+		memcpy(es, w->t.e, n * sizeof(*es));
 	qsort(es, n, sizeof(*es), by_cgroup);
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && strcmp(es[j]->cgroup, es[i]->cgroup) == 0; j++)
@@ -1213,13 +1331,16 @@ int fs_writer_restore(struct fs_writer *w)
 	return first;
 }
 
-int fs_release(const char *state_dir, const char *cgroup_root, fs_log_fn log, void *log_ctx)
+int fs_release(const char *state_dir, const char *cgroup_root, fs_log_fn log, void *log_ctx,
+	       const struct fs_unit_ops *unit_ops, void *unit_ctx)
 {
 	struct fs_writer_opts o = {
 	    .cgroup_root = cgroup_root,
 	    .state_dir = state_dir,
 	    .log = log,
 	    .log_ctx = log_ctx,
+	    .unit_ops = unit_ops,
+	    .unit_ctx = unit_ctx,
 	};
 	struct fs_writer *w;
 	size_t saved;

@@ -36,11 +36,29 @@
  *   log interval per tenant, naming the file and both values) and replaced
  *   by ours in the same apply: at most once per period. Every recheck_us
  *   every file is read again as well (the safety net for a write that came
- *   while our own events were dropped, see apply_range), and without
- *   inotify every file is read every period.
+ *   while our own events were dropped, see apply_range; not for a tenant
+ *   written through systemd, whose reads are D-Bus calls: there only a
+ *   fired watch, a lost event queue or a recreated cgroup reads again),
+ *   and without inotify every file is read every period.
  * - Restore (fs_writer_restore, fs_release) writes the originals back in the
  *   same safe order and removes what was restored from the state file.
  *   Originals of cgroups that are no longer tenants are kept until restored.
+ *
+ * - Backends (issue 15): a tenant set to FS_BACKEND_SYSTEMD
+ *   (fs_writer_set_backend) is written through its unit's properties with
+ *   struct fs_unit_ops (agent/apply/unit_bus.c: sd-bus SetUnitProperties,
+ *   runtime) instead of its files: its values, the last value and the
+ *   saved originals are then in model/unitprop.h's encoding ("MemoryHigh=N"),
+ *   compared, saved ("unit" records) and restored the same way, all through
+ *   systemd. The cgroup directory is still opened for memory.current (the
+ *   memory.max floor) and for the change watch: systemd writes the file
+ *   when a property changes, so a set-property by someone else fires the
+ *   watch and the property is read again. A unit's cgroup recreated (a
+ *   restarted service) keeps its saved originals: our runtime properties
+ *   outlive it. A stopped unit (cgroup gone) still gets its originals back;
+ *   systemd creates its cgroup when properties are set, so that empty
+ *   cgroup is removed again while the unit stays stopped (ops->active). cpu.max.burst has no property and is not written there. A
+ *   tenant set to FS_BACKEND_NONE is left alone.
  *
  * Cost: per period O(tenants + files written + files changed by others):
  * a tenant in the steady state is a few string compares of its formatted
@@ -59,6 +77,7 @@
 #include <stdint.h>
 
 #include "agent_log.h"
+#include "backend.h"
 #include "cgfile.h"
 #include "cgroupfs.h" /* struct fs_buf */
 
@@ -69,6 +88,23 @@
  * ("max") are in model/cgfile.h. */
 /* The low-level write; returns 0 or -errno. Tests inject errors here. */
 typedef int (*fs_write_fn)(void *ctx, int dirfd, const char *file, const char *value);
+
+/*
+ * The systemd backend's access to a unit's properties (unit_bus.h):
+ * read: the value of f (disk dev for io.max) of the unit cgroup names, in
+ * fs_uprop_print's encoding; write: sets it. 0 or -errno; -ENOENT: the
+ * unit is gone.
+ */
+struct fs_unit_ops {
+	int (*read)(void *ctx, const char *cgroup, enum fs_cgfile f, struct fs_devnum dev,
+		    char *out, size_t len);
+	int (*write)(void *ctx, const char *cgroup, enum fs_cgfile f, struct fs_devnum dev,
+		     const char *value);
+	/* optional: 1 when the unit of cgroup is active (or on its way up or
+	 * down), 0 when it is stopped (inactive, failed, not loaded), or
+	 * -errno. NULL: a stopped unit's cgroup is never removed (restore). */
+	int (*active)(void *ctx, const char *cgroup);
+};
 
 struct fs_writer_opts {
 	const char *cgroup_root; /* required */
@@ -91,6 +127,10 @@ struct fs_writer_opts {
 	 * sampler's, opened and checked by the sample of the same period. */
 	int (*dir_fn)(void *ctx, size_t tenant, const char *cgroup, uint64_t *ino);
 	void *dir_ctx;
+	/* optional: the systemd backend (NULL: every tenant is cgroupfs, and
+	 * saved unit properties cannot be restored) */
+	const struct fs_unit_ops *unit_ops;
+	void *unit_ctx;
 	/* How many written files may stay open between applies (0: none).
 	 * Only files in a directory lent by dir_fn (its owner notices a
 	 * removed or recreated cgroup and the inode tells) and only with the
@@ -144,6 +184,13 @@ int fs_cgfile_read_current(int dirfd, enum fs_cgfile f, struct fs_devnum dev, st
 int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgroups);
 
 /*
+ * The backend of tenant (FS_BACKEND_CGROUPFS after fs_writer_set_tenants).
+ * 0, -EPERM for an index out of range, -EOPNOTSUPP for FS_BACKEND_SYSTEMD
+ * without unit_ops. Its next apply reads its values again.
+ */
+int fs_writer_set_backend(struct fs_writer *w, size_t tenant, enum fs_backend b);
+
+/*
  * Enforces one period: lim[i] on tenant i, for i < n (n <= the number of
  * tenants, else -EINVAL). skip: NULL, or skip[i] = leave tenant i alone
  * (res[i] all zero). A tenant with lim[i].set == 0 is left alone too.
@@ -195,6 +242,7 @@ int fs_writer_restore(struct fs_writer *w);
 /* One file the writer controls in a tenant (fs_writer_files). */
 struct fs_writer_file {
 	char key[FS_CGF_KEY_MAX];	 /* "cpu.max", "io.max@8:0" */
+	bool unit;			 /* values are the unit's properties (systemd) */
 	char written[FS_CGF_VALUE_MAX];	 /* what the writer last wrote (or read) */
 	char in_force[FS_CGF_VALUE_MAX]; /* what the file holds now; "" on error */
 	int err;			 /* 0, or -errno of reading it */
@@ -219,9 +267,11 @@ void fs_writer_close(struct fs_writer *w);
 
 /*
  * `fairshared --release` / ExecStopPost: restores everything recorded in
- * <state_dir>/writer.state under cgroup_root, with no tenant config. A missing
- * state file is success (nothing to do). 0 or the first -errno.
+ * <state_dir>/writer.state under cgroup_root, with no tenant config (unit
+ * properties through unit_ops; NULL: those stay saved, -EOPNOTSUPP). A
+ * missing state file is success (nothing to do). 0 or the first -errno.
  */
-int fs_release(const char *state_dir, const char *cgroup_root, fs_log_fn log, void *log_ctx);
+int fs_release(const char *state_dir, const char *cgroup_root, fs_log_fn log, void *log_ctx,
+	       const struct fs_unit_ops *unit_ops, void *unit_ctx);
 
 #endif /* FAIRSHARE_WRITER_H */

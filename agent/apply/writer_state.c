@@ -8,12 +8,13 @@
 #include <unistd.h>
 
 #include "cgroupfs.h"
+#include "unitprop.h"
 #include "writer.h"
 #include "writer_state.h"
 
 #define STATE_MAGIC "fairshare-writer-state 1"
 
-static uint64_t entry_hash(const char *cgroup, enum fs_cgfile f, struct fs_devnum dev)
+static uint64_t entry_hash(const char *cgroup, enum fs_cgfile f, struct fs_devnum dev, bool unit)
 {
 	uint64_t h = 1469598103934665603ull; /* FNV-1a */
 
@@ -24,11 +25,12 @@ static uint64_t entry_hash(const char *cgroup, enum fs_cgfile f, struct fs_devnu
 	h = (h ^ (uint64_t)f) * 1099511628211ull;
 	h = (h ^ dev.major) * 1099511628211ull;
 	h = (h ^ dev.minor) * 1099511628211ull;
+	h = (h ^ (uint64_t)unit) * 1099511628211ull;
 	return h ^ (h >> 29);
 }
 
 struct wr_entry *wr_find(const struct wr_table *t, const char *cgroup, enum fs_cgfile f,
-			 struct fs_devnum dev)
+			 struct fs_devnum dev, bool unit)
 {
 	uint64_t h;
 
@@ -36,9 +38,9 @@ struct wr_entry *wr_find(const struct wr_table *t, const char *cgroup, enum fs_c
 		return NULL;
 	if (!fs_cgfiles[f].per_disk)
 		dev = (struct fs_devnum){0, 0};
-	h = entry_hash(cgroup, f, dev);
+	h = entry_hash(cgroup, f, dev, unit);
 	for (struct wr_entry *e = t->bucket[h & (t->n_buckets - 1)]; e; e = e->hnext)
-		if (e->hash == h && e->file == f && e->dev.major == dev.major &&
+		if (e->hash == h && e->file == f && e->unit == unit && e->dev.major == dev.major &&
 		    e->dev.minor == dev.minor && strcmp(e->cgroup, cgroup) == 0)
 			return e;
 	return NULL;
@@ -64,7 +66,7 @@ static int rehash(struct wr_table *t, size_t n_buckets)
 }
 
 struct wr_entry *wr_add(struct wr_table *t, const char *cgroup, enum fs_cgfile f,
-			struct fs_devnum dev, const char *orig)
+			struct fs_devnum dev, bool unit, const char *orig)
 {
 	struct wr_entry *e;
 	size_t k;
@@ -95,7 +97,8 @@ struct wr_entry *wr_add(struct wr_table *t, const char *cgroup, enum fs_cgfile f
 	}
 	e->file = f;
 	e->dev = dev;
-	e->hash = entry_hash(cgroup, f, dev);
+	e->unit = unit;
+	e->hash = entry_hash(cgroup, f, dev, unit);
 	k = e->hash & (t->n_buckets - 1);
 	e->hnext = t->bucket[k];
 	t->bucket[k] = e;
@@ -195,6 +198,8 @@ int wr_state_load(const char *state_dir, struct wr_table *t, fs_log_fn log, void
 		struct wr_entry *e;
 		enum fs_cgfile file;
 		struct fs_devnum dev;
+		uint64_t props[FS_UPROP_MAX];
+		bool unit;
 
 		lineno++;
 		line[strcspn(line, "\n")] = '\0';
@@ -211,14 +216,18 @@ int wr_state_load(const char *state_dir, struct wr_table *t, fs_log_fn log, void
 		key = strtok_r(NULL, " ", &save);
 		val = strtok_r(NULL, " ", &save);
 		extra = strtok_r(NULL, " ", &save);
-		if (!tag || strcmp(tag, "orig") != 0 || !val || extra || !unescape(cg) ||
+		unit = tag && strcmp(tag, "unit") == 0;
+		if (!tag || (strcmp(tag, "orig") != 0 && !unit) || !val || extra || !unescape(cg) ||
 		    !unescape(key) || !unescape(val) || fs_cgfs_check_path(cg) < 0 ||
-		    fs_cgfile_parse_key(key, &file, &dev) < 0 || wr_find(t, cg, file, dev)) {
+		    fs_cgfile_parse_key(key, &file, &dev) < 0 ||
+		    (unit && (fs_unit_of_cgroup(cg, NULL, 0) == FS_UNIT_NONE ||
+			      fs_uprop_parse(file, val, props) < 0)) ||
+		    wr_find(t, cg, file, dev, unit)) {
 			fs_logf(log, log_ctx, LOG_ERR, "%s:%d: malformed record skipped", path,
 				lineno);
 			continue;
 		}
-		e = wr_add(t, cg, file, dev, val);
+		e = wr_add(t, cg, file, dev, unit, val);
 		if (!e) {
 			r = -ENOMEM;
 			goto out;
@@ -281,7 +290,7 @@ int wr_state_save(const char *state_dir, struct wr_table *t)
 	}
 	fprintf(f, "%s\n", STATE_MAGIC);
 	for (size_t i = 0; i < t->n; i++) {
-		fputs("orig ", f);
+		fputs(t->e[i]->unit ? "unit " : "orig ", f);
 		put_escaped(f, t->e[i]->cgroup);
 		fputc(' ', f);
 		put_escaped(f, t->e[i]->key);

@@ -7,8 +7,13 @@
  * every byte <= ' ', '%' or >= 0x7f inside a field written as %XX):
  *     fairshare-writer-state 1
  *     orig CGROUP KEY VALUE
+ *     unit CGROUP KEY VALUE
  * KEY is a cgroup file name, or "io.max@MAJ:MIN" for one disk's io.max line
- * (fs_cgfile_key / fs_cgfile_parse_key in model/cgfile.h).
+ * (fs_cgfile_key / fs_cgfile_parse_key in model/cgfile.h). An "orig" VALUE
+ * is the file's content (written back through cgroupfs); a "unit" VALUE is
+ * the unit's properties for that file (model/unitprop.h, set back through
+ * systemd): the systemd backend's originals. A reader that does not know
+ * "unit" skips those lines as malformed (and cannot restore them).
  *
  * The table holds one entry per (cgroup, file, disk) with a saved original,
  * found in O(1) through a hash of (cgroup, file, disk). Entries have stable
@@ -29,6 +34,8 @@ struct wr_entry {
 	char *cgroup; /* normalised relative path */
 	enum fs_cgfile file;
 	struct fs_devnum dev;	     /* io.max: the disk; else 0:0 */
+	bool unit;		     /* the systemd backend's: orig and last are unit
+					properties (model/unitprop.h), not file content */
 	char key[FS_CGF_KEY_MAX];    /* "cpu.max", "io.max@8:0" */
 	char *orig;		     /* original value to write back */
 	bool saved;		     /* orig is in the state file on disk */
@@ -59,13 +66,14 @@ struct wr_table {
 	bool dirty; /* some entry is not saved (or was removed) since the last save */
 };
 
-/* The entry for (cgroup, file, dev), or NULL. O(1). dev is ignored for the
- * files that are not per disk. */
+/* The entry for (cgroup, file, dev) of one backend (unit: systemd's), or
+ * NULL. O(1). dev is ignored for the files that are not per disk. The two
+ * backends' originals of one file are distinct entries. */
 struct wr_entry *wr_find(const struct wr_table *t, const char *cgroup, enum fs_cgfile f,
-			 struct fs_devnum dev);
+			 struct fs_devnum dev, bool unit);
 /* Adds an unsaved entry with the given original (copied). NULL on ENOMEM. */
 struct wr_entry *wr_add(struct wr_table *t, const char *cgroup, enum fs_cgfile f,
-			struct fs_devnum dev, const char *orig);
+			struct fs_devnum dev, bool unit, const char *orig);
 /* Removes and frees e (clearing the slot that points at it). */
 void wr_remove(struct wr_table *t, struct wr_entry *e);
 void wr_table_free(struct wr_table *t);

@@ -126,6 +126,8 @@ static void tenant(const struct fcj_status *s, struct json_object *o, struct fcj
 	t->drift_corrected = count(o, "drift_corrected");
 	str(o, "template", t->template_name, sizeof(t->template_name));
 	str(o, "login", t->login, sizeof(t->login));
+	str(o, "backend", t->backend, sizeof(t->backend));
+	str(o, "backend_reason", t->backend_reason, sizeof(t->backend_reason));
 }
 
 int fcj_status_parse(struct json_object *o, struct fcj_status *s, char *err, size_t errlen)

@@ -45,6 +45,8 @@ struct fcj_tenant {
 	uint64_t drift_corrected;     /* files found changed by others, written again */
 	char template_name[FCJ_NAME]; /* made by [template.T]: T; else "" */
 	char login[64];		      /* a user slice's login name, else "" */
+	char backend[16];	      /* "systemd", "cgroupfs", "none"; "" from an older daemon */
+	char backend_reason[320];     /* why */
 };
 
 struct fcj_status {

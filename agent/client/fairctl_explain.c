@@ -68,6 +68,9 @@ static void print_files(const struct fcj_tenant *t, struct json_object *o)
 		printf("  in force:    cannot read: %s\n", gets(o, "files_error"));
 	if (!fs || !json_object_is_type(fs, json_type_array))
 		return;
+	if (t->backend[0])
+		printf("  backend:     %s (%s)%s\n", t->backend, t->backend_reason,
+		       !strcmp(t->backend, "systemd") ? "; values are the unit's properties" : "");
 	printf("  in force:    %zu file(s) controlled, %llu change(s) by others corrected\n",
 	       json_object_array_length(fs), (unsigned long long)t->drift_corrected);
 	for (size_t k = 0; k < json_object_array_length(fs); k++) {

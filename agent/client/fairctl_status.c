@@ -94,6 +94,8 @@ static void print_tenant(FILE *f, const struct fcj_status *s, const struct fcj_t
 	if (t->template_name[0])
 		fprintf(f, "    template   %s%s%s\n", t->template_name,
 			t->login[0] ? ", user " : "", t->login);
+	if (t->backend[0])
+		fprintf(f, "    backend    %s (%s)\n", t->backend, t->backend_reason);
 	fprintf(f, "    granted    %.1f%% of its demand, share %.4f, bottlenecks %s\n",
 		100 * t->granted, t->share, t->bottlenecks[0] ? t->bottlenecks : "none");
 	if (t->gap_resource[0])

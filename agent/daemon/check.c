@@ -172,5 +172,7 @@ int fsd_check_exit_code(unsigned problems)
 		return FSD_EXIT_NO_CGROUP;
 	if (problems & FSD_CHECK_NO_DISK)
 		return FSD_EXIT_NO_DISK;
+	if (problems & FSD_CHECK_NO_BACKEND)
+		return FSD_EXIT_NO_BACKEND;
 	return FSD_EXIT_OK;
 }

@@ -27,6 +27,8 @@ enum fsd_check_problem {
 	FSD_CHECK_NO_CONTROLLER = 1u << 1,
 	FSD_CHECK_NO_CGROUP = 1u << 2,
 	FSD_CHECK_NO_DISK = 1u << 3,
+	FSD_CHECK_NO_BACKEND = 1u << 4, /* backend = systemd, a tenant systemd cannot write
+					   (found by the daemon: fsd_daemon_check_backends) */
 };
 
 /* One problem, in words; tenant NULL for the host-wide ones. */

@@ -22,6 +22,8 @@
 #include "sample_bpf.h"
 #include "sample_disk.h"
 #include "template_watch.h"
+#include "unit_bus.h"
+#include "unitprop.h"
 #include "writer.h"
 
 /* How often each tenant's *.pressure files are read: the kernel's PSI
@@ -50,6 +52,7 @@ struct fsd_daemon {
 	const struct fs_sampler_ops *ops;
 	void *sampler;
 	struct fs_writer *writer;  /* NULL in dry-run */
+	struct fs_unit_bus *ubus;  /* the systemd backend's D-Bus side (connects when used) */
 	struct fsd_tmpl_watch *tw; /* NULL without [template.NAME] */
 
 	size_t n;		 /* tenants, as conf->tenants */
@@ -253,6 +256,58 @@ static int sampler_dir(void *ctx, size_t tenant, const char *cgroup, uint64_t *i
 	return d->ops->dirfd(d->sampler, tenant, cgroup, ino);
 }
 
+/*
+ * Each tenant's backend (model/backend.h) into pub.t[i].backend, and into
+ * the writer. Decisions of cgroups seen before are reused (unit_bus.c), so
+ * a reload for one new template tenant asks systemd about that one only.
+ */
+static int choose_backends(struct fsd_daemon *d, const struct fs_conf *c)
+{
+	const char **cgroups = cgroup_list(c);
+	struct fs_backend_choice *ch = calloc(c->n_tenants ? c->n_tenants : 1, sizeof(*ch));
+	size_t count[3] = {0, 0, 0};
+	int r = -ENOMEM;
+
+	if (cgroups && ch)
+		r = fs_ubus_choose_all(d->ubus, c->agent.backend, c->n_tenants, cgroups, ch);
+	for (size_t i = 0; r >= 0 && i < c->n_tenants; i++) {
+		d->ta.pub[i].backend = ch[i];
+		count[ch[i].backend]++;
+		if (d->writer)
+			fs_writer_set_backend(d->writer, i, ch[i].backend);
+		if (ch[i].backend == FS_BACKEND_NONE)
+			fsd_log(LOG_WARNING, c->tenants[i].name, NULL, c->tenants[i].cgroup,
+				"tenant %s: %s", c->tenants[i].name, ch[i].reason);
+	}
+	if (r >= 0)
+		fsd_info("backend %s: %zu tenant(s) through systemd, %zu through cgroupfs%s%.0zu%s",
+			 fs_backend_mode_name(c->agent.backend), count[FS_BACKEND_SYSTEMD],
+			 count[FS_BACKEND_CGROUPFS], count[FS_BACKEND_NONE] ? ", " : "",
+			 count[FS_BACKEND_NONE], count[FS_BACKEND_NONE] ? " not written" : "");
+	free(ch);
+	free(cgroups);
+	return r;
+}
+
+/* Tenant i's cgroup appeared or was recreated: a unit systemd did not have
+ * loaded before may be there now. */
+static void rechoose_backend(struct fsd_daemon *d, size_t i)
+{
+	struct fs_backend_choice *b = &d->ta.pub[i].backend;
+	const char *cg = d->conf->tenants[i].cgroup;
+
+	if (b->backend == FS_BACKEND_SYSTEMD || d->conf->agent.backend == FS_BACKEND_MODE_CGROUPFS ||
+	    fs_unit_of_cgroup(cg, NULL, 0) == FS_UNIT_NONE)
+		return;
+	fs_ubus_choose(d->ubus, d->conf->agent.backend, cg, b);
+	if (b->backend == FS_BACKEND_SYSTEMD)
+		fsd_log(LOG_INFO, d->conf->tenants[i].name, NULL, cg,
+			"tenant %s: written through systemd from now on (%s)",
+			d->conf->tenants[i].name, b->reason);
+	if (d->writer)
+		fs_writer_set_backend(d->writer, i, b->backend);
+}
+
 /* The writer's fs_writer_opts.file_fn: the sampler's open memory.current. */
 static int sampler_file(void *ctx, size_t tenant, const char *cgroup, const char *file)
 {
@@ -282,6 +337,8 @@ static int writer_open(struct fsd_daemon *d, const struct fs_conf *c, const stru
 	    /* the period samples just before it applies: no second path walk */
 	    .dir_fn = sampler_dir,
 	    .dir_ctx = d,
+	    .unit_ops = &fs_ubus_ops,
+	    .unit_ctx = d->ubus,
 	    .file_fn = sampler_file,
 	    /* what the sampler's budget leaves over (fs_cgroupfs_fd_budget) */
 	    .max_open_files = fs_cgroupfs_writer_fds(c->n_tenants),
@@ -443,6 +500,9 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 			r = -EIO;
 		goto fail;
 	}
+	r = fs_ubus_open(&d->ubus, conf->agent.cgroup_root, fsd_log_cb, NULL);
+	if (r < 0)
+		goto fail;
 	if (!o->dry_run) {
 		r = writer_open(d, conf, &d->pcfg, &d->writer);
 		if (r < 0) {
@@ -451,6 +511,9 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 			goto fail;
 		}
 	}
+	r = choose_backends(d, conf);
+	if (r < 0)
+		goto fail;
 	tmpl_watch_open(d);
 	/* The baseline: rates need two samples. */
 	r = d->ops->sample(d->sampler, now_us, d->ta.samples);
@@ -474,6 +537,7 @@ void fsd_daemon_free(struct fsd_daemon *d)
 		d->ops->close(d->sampler);
 	if (d->writer)
 		fs_writer_close(d->writer);
+	fs_ubus_close(d->ubus);
 	fsd_tmpl_watch_close(d->tw);
 	plan_free(&d->plan);
 	plan_free(&d->spare);
@@ -536,6 +600,8 @@ static void apply(struct fsd_daemon *d, const struct plan *pl, uint64_t now_us)
 		/* a new baseline or a vanished cgroup: maybe a new one under the name */
 		if (d->ta.samples[i].reset || !d->ta.samples[i].present)
 			fs_writer_recheck(d->writer, i);
+		if (d->ta.samples[i].reset)
+			rechoose_backend(d, i);
 		if (!d->ta.wskip[i])
 			fsd_limits(&d->pcfg, &pl->t[i], &d->ta.wlim[i]);
 	}
@@ -838,6 +904,28 @@ static void print_file(const struct fs_limits *lim, enum fs_cgfile f, size_t dis
 		strcmp(cur, neu) ? "" : " (unchanged)");
 }
 
+/* The same through systemd: "  FILE: CURRENT -> PLANNED" in the unit's
+ * properties (model/unitprop.h). */
+static void print_unit_file(const struct fsd_daemon *d, const char *cgroup,
+			    const struct fs_limits *lim, enum fs_cgfile f, size_t disk,
+			    struct fs_devnum dev, FILE *out)
+{
+	char cur[FS_CGF_VALUE_MAX] = "?", neu[FS_CGF_VALUE_MAX];
+	int r = fs_uprop_format(f, lim, disk, neu, sizeof(neu));
+
+	if (r == -EOPNOTSUPP) {
+		fprintf(out, "  %-14s (no systemd property: not written)\n", fs_cgfiles[f].name);
+		return;
+	}
+	if (r < 0)
+		return;
+	r = fs_ubus_read(d->ubus, cgroup, f, dev, cur, sizeof(cur));
+	if (r < 0)
+		snprintf(cur, sizeof(cur), "(%s)", strerror(-r));
+	fprintf(out, "  %-14s %s -> %s%s\n", fs_cgfiles[f].name, cur, neu,
+		strcmp(cur, neu) ? "" : " (unchanged)");
+}
+
 void fsd_daemon_print_files(const struct fsd_daemon *d, FILE *out)
 {
 	struct fs_cgroupfs cg = {-1};
@@ -857,16 +945,32 @@ void fsd_daemon_print_files(const struct fsd_daemon *d, FILE *out)
 							 : "cgroup missing, nothing to write");
 			continue;
 		}
+		const struct fs_backend_choice *bc = &d->ta.pub[i].backend;
+		bool unit = bc->backend == FS_BACKEND_SYSTEMD;
+
 		fd = cg.root_fd >= 0 ? fs_cgfs_open_cgroup(&cg, rel) : -ENOENT;
-		fprintf(out, "%s (%s):\n", t->name, rel);
+		fprintf(out, "%s (%s):\n  backend %s: %s\n", t->name, rel,
+			fs_backend_name(bc->backend), bc->reason);
+		if (bc->backend == FS_BACKEND_NONE) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
 		fsd_limits(&d->pcfg, t, &lim);
 		for (int f = 0; f < FS_CGF__COUNT; f++) {
+			struct fs_devnum none = {0, 0};
+
 			if (!(lim.set & fs_cgfiles[f].bit))
 				continue;
-			if (!fs_cgfiles[f].per_disk)
-				print_file(&lim, f, 0, (struct fs_devnum){0, 0}, fd, &b, out);
+			if (!fs_cgfiles[f].per_disk && unit)
+				print_unit_file(d, rel, &lim, f, 0, none, out);
+			else if (!fs_cgfiles[f].per_disk)
+				print_file(&lim, f, 0, none, fd, &b, out);
 			for (size_t k = 0; fs_cgfiles[f].per_disk && k < lim.n_io; k++)
-				print_file(&lim, f, k, lim.io[k].dev, fd, &b, out);
+				if (unit)
+					print_unit_file(d, rel, &lim, f, k, lim.io[k].dev, out);
+				else
+					print_file(&lim, f, k, lim.io[k].dev, fd, &b, out);
 		}
 		if (fd >= 0)
 			close(fd);
@@ -957,6 +1061,8 @@ static const char *restart_only(const struct fs_conf *a, const struct fs_conf *b
 		return "sampler";
 	if (a->agent.bpf_wait != b->agent.bpf_wait)
 		return "bpf_wait";
+	if (a->agent.backend != b->agent.backend)
+		return "backend";
 	return NULL;
 }
 
@@ -1010,11 +1116,14 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 		if (d->writer) {
 			free(cgroups);
 			cgroups = cgroup_list(old);
-			if (cgroups)
-				fs_writer_set_tenants(d->writer, old->n_tenants, cgroups);
+			if (cgroups && fs_writer_set_tenants(d->writer, old->n_tenants, cgroups) == 0)
+				choose_backends(d, old);
 		}
 		goto out;
 	}
+	/* the writer's backends: tenants_alloc made the new pub.t */
+	if (choose_backends(d, nc) < 0)
+		fsd_warn("reload: out of memory choosing backends; new tenants use cgroupfs");
 	/* Tenants dropped by the reload get their original values back. */
 	for (size_t j = 0; d->writer && j < old->n_tenants; j++) {
 		bool kept = false;
@@ -1088,4 +1197,22 @@ void fsd_daemon_log_started(const struct fsd_daemon *d)
 		 fs_enforce_name(d->conf->agent.enforce),
 		 (unsigned long long)(d->conf->agent.interval_us / 1000),
 		 d->opt.dry_run ? ", dry-run: nothing is written" : "");
+}
+
+unsigned fsd_daemon_check_backends(const struct fsd_daemon *d, fsd_check_report_fn report,
+				   void *ctx)
+{
+	unsigned problems = 0;
+
+	for (size_t i = 0; i < d->n; i++) {
+		const struct fs_backend_choice *b = &d->ta.pub[i].backend;
+		char msg[FS_BACKEND_REASON_MAX + FS_NAME_MAX + 16];
+
+		if (b->backend != FS_BACKEND_NONE)
+			continue;
+		snprintf(msg, sizeof(msg), "tenant %s: %s", d->conf->tenants[i].name, b->reason);
+		report(ctx, d->conf->tenants[i].name, d->conf->tenants[i].cgroup, msg);
+		problems |= FSD_CHECK_NO_BACKEND;
+	}
+	return problems;
 }

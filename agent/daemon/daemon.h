@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "agent_conf.h"
+#include "check.h"
 #include "paths.h"
 #include "estimate.h"
 #include "plan.h"
@@ -31,6 +32,7 @@ enum {
 	FSD_EXIT_NO_CONTROLLER = 4, /* a controller is not available or not enabled */
 	FSD_EXIT_NO_CGROUP = 5,	    /* a tenant's cgroup does not exist */
 	FSD_EXIT_NO_DISK = 6,	    /* a disk does not exist */
+	FSD_EXIT_NO_BACKEND = 7,    /* backend = systemd cannot write a tenant */
 	FSD_EXIT_CONFIG = 78,	    /* EX_CONFIG: the configuration was refused */
 };
 
@@ -122,5 +124,13 @@ const struct fs_conf *fsd_daemon_conf(const struct fsd_daemon *d);
 
 /* Logs the one "started: ..." line. */
 void fsd_daemon_log_started(const struct fsd_daemon *d);
+
+/*
+ * --check-config: reports each tenant that backend = systemd leaves
+ * unwritten (model/backend.h) through report (check.h); returns
+ * FSD_CHECK_NO_BACKEND when there is one, else 0.
+ */
+unsigned fsd_daemon_check_backends(const struct fsd_daemon *d, fsd_check_report_fn report,
+				   void *ctx);
 
 #endif /* FAIRSHARE_AGENT_DAEMON_H */

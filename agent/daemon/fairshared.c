@@ -15,6 +15,7 @@
 #include "check.h"
 #include "daemon.h"
 #include "run.h"
+#include "unit_bus.h"
 #include "writer.h"
 
 #ifndef FAIRSHARE_VERSION
@@ -66,6 +67,7 @@ static void usage(FILE *f)
 	    "  4   --check-config: a controller is not available or not enabled\n"
 	    "  5   --check-config: a tenant's cgroup does not exist\n"
 	    "  6   --check-config: a disk does not exist\n"
+	    "  7   --check-config: backend = systemd cannot write a tenant\n"
 	    "  78  configuration refused (EX_CONFIG); the message is file:line: reason\n");
 }
 
@@ -75,6 +77,7 @@ static int release(const struct fsd_options *o)
 	struct fs_conf_env env;
 	char err[1024];
 	const char *state_dir = FS_DEFAULT_RUN_DIR, *root = FS_DEFAULT_CGROUP_ROOT;
+	struct fs_unit_bus *ub = NULL;
 	int r;
 
 	/* A broken config must not block the cleanup after a crash. */
@@ -87,7 +90,12 @@ static int release(const struct fsd_options *o)
 		state_dir = c->agent.state_dir;
 		root = c->agent.cgroup_root;
 	}
-	r = fs_release(state_dir, root, fsd_log_cb, NULL);
+	/* the systemd backend's originals go back through systemd; the bus is
+	 * connected only if the state holds some */
+	r = fs_ubus_open(&ub, root, fsd_log_cb, NULL);
+	if (r >= 0)
+		r = fs_release(state_dir, root, fsd_log_cb, NULL, &fs_ubus_ops, ub);
+	fs_ubus_close(ub);
 	if (r < 0)
 		fsd_err("release from %s: %s", state_dir, strerror(-r));
 	else
@@ -169,6 +177,7 @@ static int check_config(struct fsd_options *o)
 	o->dry_run = true;
 	r = fsd_daemon_open(&d, o, conf, fs_monotonic_us()); /* owns conf now */
 	if (r == 0) {
+		problems |= fsd_daemon_check_backends(d, check_print, out);
 		r = one_period(d);
 		if (r == FSD_EXIT_OK) {
 			fprintf(out, "files (current -> planned, after one period):\n");

@@ -113,6 +113,10 @@ int fsd_tmpl_watch_open(struct fsd_tmpl_watch **out, const struct fs_conf *c)
 		t->wd = inotify_add_watch(w->fd, t->dir, TW_MASK);
 		t->sig = c->templates[i].sig;
 		t->n = c->templates[i].n_matches;
+		/* c was scanned before this watch existed: what came or went
+		 * in between (during a reload, while dropped tenants were
+		 * restored) has no event. One scan at the first check. */
+		t->dirty = true;
 	}
 	*out = w;
 	return 0;

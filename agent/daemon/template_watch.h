@@ -7,9 +7,11 @@
  * Each template's glob has a fixed directory part before its first wildcard
  * ("user.slice" of "user.slice/user-*.slice"); that directory is watched
  * (inotify: entries created, deleted, moved). A template is scanned again
- * (fs_template_scan) only after an event in its directory, or every period
- * when its wildcards reach deeper than one level below that directory, or
- * while the directory cannot be watched (missing yet). The scan's
+ * (fs_template_scan) only after an event in its directory, once at the
+ * first check after the watch is opened (the config was scanned before the
+ * watch existed), every period when its wildcards reach deeper than one
+ * level below that directory, or while the directory cannot be watched
+ * (missing yet). The scan's
  * signature is compared with the one of the loaded config.
  *
  * Cost in the steady state: one read(2) per period for every template

@@ -105,6 +105,8 @@ struct json_object *fsd_json_tenant(const struct fsd_published *p, size_t i)
 		: NULL);
 	add(o, "promoted", json_object_new_boolean(t->promoted));
 	add(o, "drift_corrected", json_object_new_uint64(tp->drift_total));
+	add(o, "backend", json_object_new_string(fs_backend_name(tp->backend.backend)));
+	add(o, "backend_reason", json_object_new_string(tp->backend.reason));
 	add(o, "estimate",
 	    json_object_new_string(est_reason_str(tp->est.reasons, why, sizeof(why))));
 	add(o, "probe", fsd_json_num(est_probe(&tp->est)));

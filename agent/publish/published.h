@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "estimate.h"
 #include "plan.h"
 #include "resource.h"
@@ -33,6 +34,7 @@ struct fsd_tenant_pub {
 					    written again) since the daemon started */
 	char template_name[FS_NAME_MAX]; /* made by [template.T]: T; else "" */
 	char login[FSD_LOGIN_MAX];	 /* a user slice's login name, else "" */
+	struct fs_backend_choice backend; /* who writes its cgroup, and why */
 	double fleet_weight;		 /* fleet mode: the weight the leader used; 0 none */
 	const char *fleet_weight_from;	 /* "fleet", "template", "host" (static) */
 };

@@ -286,14 +286,14 @@ static void test_release_without_config(void **state)
 	assert_int_equal(fs_writer_apply(w, B, &l, 1, NULL), 0);
 	fs_writer_close(w);
 
-	assert_int_equal(fs_release(f->state, f->root, capture_log, f), 0);
+	assert_int_equal(fs_release(f->state, f->root, capture_log, f, NULL, NULL), 0);
 	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "max 100000");
 	assert_string_equal(cg_read(f, "b.slice/inner", "cpu.max"), "max 100000");
 	assert_string_equal(cg_read(f, "b.slice/inner", "memory.high"), "max");
 	assert_null(at_read(f->state, FS_WRITER_STATE_FILE));
 	assert_non_null(strstr(f->last_log, "restored 14 of 14"));
 	/* Nothing to do is success too. */
-	assert_int_equal(fs_release(f->state, f->root, NULL, NULL), 0);
+	assert_int_equal(fs_release(f->state, f->root, NULL, NULL, NULL, NULL), 0);
 }
 
 static void test_release_ignores_foreign_records(void **state)
@@ -308,7 +308,7 @@ static void test_release_ignores_foreign_records(void **state)
 		 "orig a.slice cgroup.procs 4242\n"
 		 "orig ../etc cpu.max max%20100000\n"
 		 "orig a.slice memory.high 12345\n");
-	assert_int_equal(fs_release(f->state, f->root, capture_log, f), 0);
+	assert_int_equal(fs_release(f->state, f->root, capture_log, f, NULL, NULL), 0);
 	assert_string_equal(cg_read(f, "a.slice", "cgroup.procs"), "1\n");
 	assert_string_equal(cg_read(f, "a.slice", "memory.high"), "12345");
 }

@@ -14,12 +14,24 @@
 #    weights (2:1) within 5 %;
 #  - `systemctl daemon-reload` leaves the plan in force, and a hand-made
 #    `systemctl set-property --runtime user-UID.slice CPUQuota=` is written
-#    over within 2 periods (drift correction, the cgroupfs writer);
+#    over within 2 periods (drift correction);
 #  - `systemctl stop fairshared` and `kill -9` + the unit's ExecStopPost=
 #    (fairshared --release) bring every file back to its original value,
 #    which is what systemd's own unit properties say.
-# With the systemd backend (a tenant whose status says backend "systemd"),
-# the units' properties must hold the plan too (sd_plan_match).
+# The systemd backend (fairshared's backend = auto on this host): both
+# users' slices are written through systemd's D-Bus API, so
+#  - `fairctl status` says backend systemd for them;
+#  - every property fairshare says it wrote (explain: "CPUQuotaPerSecUSec=
+#    670000 CPUQuotaPeriodUSec=100000") is what systemd reports (busctl:
+#    the raw D-Bus values), the plan's within systemd's rounding (CPUQuota in
+#    whole percent: 10 ms per second), and the files are what systemd makes
+#    of the properties;
+#  - they survive daemon-reload unchanged, with no drift counted;
+#  - a new user slice is written through systemd too, the delegated scope
+#    (Delegate=yes) through cgroupfs;
+#  - fairctl release, stop and kill -9 + ExecStopPost= bring the units'
+#    properties (not only the files) back to the originals; fairctl reload
+#    enforces again after a release.
 . "$FS_SRC/tests/vm/lib.sh"
 . "$FS_SRC/tests/vm/e2e-lib.sh"
 
@@ -208,8 +220,10 @@ files_of() {
 
 # sd_plan_match TENANT UNIT: (systemd backend) the unit's properties give
 # the files of the tenant's plan of one of the last 3 periods. cpu.max
-# compares as quota per second within 1 ms/s: systemd keeps
-# CPUQuotaPerSecUSec, and its cpu.max is that times the period.
+# compares as quota per second within 5 ms/s: systemd keeps CPUQuota in
+# whole percent across a daemon-reload, so fairshare sets the nearest
+# multiple of 10 ms/s (model/unitprop.h), and cpu.max is that times the
+# period.
 sd_plan_match() {
 	local got want p k l f qg qw
 	got=$(sd_unit_files "$2")
@@ -222,8 +236,8 @@ sd_plan_match() {
 		qg=${got%%;*} qw=${want%%;*}
 		qg=${qg#cpu.max=} qw=${qw#cpu.max=}
 		if [[ $qg == "$qw" ]] || { [[ $qg != max* && $qw != max* ]] &&
-			((${qg% *} * 1000000 / ${qg#* } - ${qw% *} * 1000000 / ${qw#* } <= 1000 &&
-				${qw% *} * 1000000 / ${qw#* } - ${qg% *} * 1000000 / ${qg#* } <= 1000)); }; then
+			((${qg% *} * 1000000 / ${qg#* } - ${qw% *} * 1000000 / ${qw#* } <= 5000 &&
+				${qw% *} * 1000000 / ${qw#* } - ${qg% *} * 1000000 / ${qg#* } <= 5000)); }; then
 			echo "$2: $got (plan of period $k)"
 			return 0
 		fi
@@ -244,16 +258,120 @@ for t in s.get("tenants", []):
         break' "$1"
 }
 
+# --- the systemd backend: the units' own properties ---------------------------
+# unit_props UNIT: the unit's cgroup properties as systemd keeps them (raw
+# D-Bus values through busctl, not systemctl's rounded display), one
+# "Name=value" per line.
+SD_PROPS=(CPUQuotaPerSecUSec CPUQuotaPeriodUSec CPUWeight MemoryHigh MemoryMax MemoryLow IOWeight)
+unit_props() {
+	local obj iface p
+	obj=$(busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 \
+		org.freedesktop.systemd1.Manager GetUnit s "$1" | awk '{ gsub(/"/, "", $2); print $2 }') || return 1
+	case $1 in *.slice) iface=Slice ;; *.scope) iface=Scope ;; *) iface=Service ;; esac
+	for p in "${SD_PROPS[@]}"; do
+		echo "$p=$(busctl get-property org.freedesktop.systemd1 "$obj" org.freedesktop.systemd1.$iface "$p" | awk '{ print $2 }')"
+	done
+}
+
+# props_as_written TENANT UNIT: every value fairshare says it wrote
+# (`fairctl explain --json`: for a systemd tenant each file's "written" is
+# its properties, "CPUQuotaPerSecUSec=670000 CPUQuotaPeriodUSec=100000") is
+# the unit's property now, exactly (infinity and unset: UINT64_MAX).
+props_as_written() {
+	local props w1 w2 try
+	# what fairshare wrote, read before and after the unit's properties:
+	# a plan that changed in between (a write of this very period) is read
+	# again, not taken for a difference
+	for try in 1 2 3; do
+		w1=$(written_of "$1") || return 1
+		props=$(unit_props "$2") || return 1
+		w2=$(written_of "$1") || return 1
+		[[ $w1 == "$w2" ]] && break
+	done
+	python3 -S -c '
+import sys
+have = dict(l.split("=", 1) for l in sys.argv[2].split("\n") if "=" in l)
+bad, n = [], 0
+for pair in sys.argv[3].split():
+    name, want = pair.split("=", 1)
+    if want in ("infinity", "unset"):
+        want = str(2**64 - 1)
+    if name not in have:
+        continue
+    n += 1
+    if have[name] != want:
+        bad.append("%s=%s (fairshare wrote %s)" % (name, have[name], want))
+print("%s: %d properties as written%s" % (sys.argv[1], n, "; " + ", ".join(bad) if bad else ""))
+sys.exit(1 if bad or n == 0 or sys.argv[4] != sys.argv[3] else 0)' "$2" "$props" "$w1" "$w2"
+}
+# written_of TENANT: the properties fairshare says it wrote (explain --json).
+written_of() {
+	local ex
+	ex=$("$FCTL" explain --json "$1") || return 1
+	python3 -S -c '
+import json, sys
+print(" ".join(f.get("written", "") for f in json.load(sys.stdin).get("files", [])))' <<<"$ex"
+}
+
+# quota_close GOT WANT TOL: two cpu.max values ("Q P" or "max P") give the
+# same quota per second within TOL us/s.
+quota_close() {
+	local g=$1 w=$2 tol=$3
+	[[ $g == "$w" ]] && return 0
+	[[ $g == max* || $w == max* ]] && return 1
+	local qg=$((${g% *} * 1000000 / ${g#* })) qw=$((${w% *} * 1000000 / ${w#* }))
+	((qg - qw <= tol && qw - qg <= tol))
+}
+
+# tenant_backend_raw TENANT: the status's backend field as it is ("" none).
+tenant_backend_raw() {
+	"$FCTL" status --json 2>/dev/null | python3 -S -c '
+import json, sys
+for t in json.load(sys.stdin).get("tenants", []):
+    if t.get("name") == sys.argv[1]:
+        print(t.get("backend", ""))' "$1"
+}
+
 # plan_in_force UID TENANT: the slice's files hold the tenant's plan; with
-# the systemd backend, the unit's properties too.
+# the systemd backend, the unit's properties are what fairshare wrote, they
+# give the plan (within systemd's 1 % rounding of CPUQuota) and the files
+# are what systemd makes of them.
 plan_in_force() {
-	fsd_cgroup_files_match $D "$2" "$(ucg "$1")" "${FILES[@]}" || return 1
-	[[ ${BACKEND[$2]:-cgroupfs} == systemd ]] || return 0
-	sd_plan_match "$2" "user-$1.slice"
+	if [[ ${BACKEND[$2]:-cgroupfs} != systemd ]]; then
+		fsd_cgroup_files_match $D "$2" "$(ucg "$1")" "${FILES[@]}"
+		return
+	fi
+	props_as_written "$2" "user-$1.slice" && sd_plan_match "$2" "user-$1.slice" &&
+		[[ $(files_of "$1") == "$(sd_unit_files "user-$1.slice")" ]]
+}
+# backends_known: both users are in fairctl status, with their backends.
+backends_known() {
+	local t
+	for t in "$A" "$B"; do
+		BACKEND[$t]=$("$FCTL" status --json 2>/dev/null | python3 -S -c '
+import json, sys
+for t in json.load(sys.stdin).get("tenants", []):
+    if t.get("name") == sys.argv[1]:
+        print(t.get("backend") or "")' "$t")
+		[[ -n ${BACKEND[$t]} ]] || return 1
+	done
 }
 declare -A BACKEND=()
 enforcing() { plan_in_force 1001 "$A" && plan_in_force 1002 "$B" && [[ $(cat "$CG_ROOT/$(ucg 1001)/cpu.max") != "${orig[1001/cpu.max]}" ]]; }
 
+declare -A oprops=()
+for u in 1001 1002; do oprops[$u]=$(unit_props "user-$u.slice" | tr '\n' ' '); done
+t_note "properties of user-1001.slice: ${oprops[1001]}"
+# props_restored: both units' properties are what they were before start.
+props_restored() {
+	local u now
+	for u in 1001 1002; do
+		now=$(unit_props "user-$u.slice" | tr '\n' ' ')
+		[[ $now == "${oprops[$u]}" ]] || { echo "user-$u.slice: $now (was ${oprops[$u]})"; return 1; }
+	done
+}
+# restored_all: the files and both units' properties are the originals.
+restored_all() { restored && props_restored; }
 t_check "before fairshared: the files are what the units' properties say" eval \
 	'[[ $(files_of 1001) == "$(sd_unit_files user-1001.slice)" && $(files_of 1002) == "$(sd_unit_files user-1002.slice)" ]]'
 t_note "user-1001.slice: $(sd_unit_files user-1001.slice)"
@@ -263,12 +381,17 @@ t_note "user-1002.slice: $(sd_unit_files user-1002.slice)"
 t_section "systemctl start fairshared"
 t_check "fairshared.service starts (Type=notify: ready)" systemctl start fairshared.service
 t_check "it is active" systemctl is-active --quiet fairshared.service
-t_check "both users are tenants, their plan in force (files)" wait_for 30 enforcing
-for t in "$A" "$B"; do BACKEND[$t]=$(tenant_backend "$t"); done
+t_check "both users are tenants in fairctl status" wait_for 30 backends_known
+backends_known # again here: t_check ran it in a subshell
 t_note "backends: $A ${BACKEND[$A]:-?}, $B ${BACKEND[$B]:-?}"
-if [[ ${BACKEND[$A]} == systemd || ${BACKEND[$B]} == systemd ]]; then
-	t_check "... and the units' properties (systemd backend)" wait_for 30 enforcing
-fi
+t_check "both users' slices are written through systemd (status: backend systemd)" eval \
+	'[[ ${BACKEND[$A]} == systemd && ${BACKEND[$B]} == systemd ]]'
+t_note "$("$FCTL" status 2>&1 | grep -m1 -E '^ +backend ')"
+t_check "their plan in force: the units' properties as written, the plan's, and the files" wait_for 30 enforcing
+t_check "$A: systemctl show reports fairshare's CPUQuotaPerSecUSec" eval \
+	'[[ $(systemctl show -P CPUQuotaPerSecUSec user-1001.slice) != 800ms ]] && props_as_written "$A" user-1001.slice'
+t_note "systemctl show user-1001.slice: $(systemctl show -p CPUQuotaPerSecUSec,CPUQuotaPeriodUSec,CPUWeight,MemoryHigh,MemoryMax user-1001.slice | tr '\n' ' ')"
+t_note "explain $A: $("$FCTL" explain "$A" 2>&1 | grep -A3 -E '^ +backend:' | tr -s ' ' | tr '\n' '|')"
 st=$("$FCTL" status 2>&1)
 t_check "fairctl status shows $A's template and login" grep -qE "^ +template +users, user $A\$" <<<"$st"
 grep -A2 "^$A " <<<"$st" | sed 's/^/#   /'
@@ -280,7 +403,10 @@ grep -A2 "^$A " <<<"$st" | sed 's/^/#   /'
 joined() {
 	local pj pt l
 	l=$(fsd_line $D "$1")
-	[[ -n $l && $(kv "$l" write) == 1 && $(cat "$CG_ROOT/$2/cpu.max") == "$(kv "$l" cpu.max)" ]] || return 1
+	[[ -n $l && $(kv "$l" write) == 1 ]] || return 1
+	# through systemd the quota is the plan's to systemd's 1 % (5 ms/s)
+	quota_close "$(cat "$CG_ROOT/$2/cpu.max")" "$(kv "$l" cpu.max)" \
+		"$([[ $(tenant_backend "$1") == systemd ]] && echo 5000 || echo 0)" || return 1
 	pj=$(awk -v p0="$3" '/^fairshared: debug: period [0-9]+:/ { p = $4 + 0 }
 		p >= p0 && /the cgroups the templates match changed/ { print p + 1; exit }' "$LOG")
 	pt=$(awk -v t="fairshared: debug: tenant=$1 " '/^fairshared: debug: period [0-9]+:/ { p = $4 + 0 }
@@ -307,22 +433,27 @@ join_leave() {
 	"$@"
 	t_check "$t: its cgroup $cg appears" wait_for 30 test -d "$CG_ROOT/$cg"
 	t_check "$t is a tenant in the period that noticed it, cpu.max as planned" wait_for 20 joined "$t" "$cg" "$p0"
+	assert_eq "$t: its backend (status)" "$(tenant_backend_raw "$t")" "$want_backend"
 	t_note "$t: $(fsd_line $D "$t" | cut -c1-160)"
 	nerr=$(noise "$cg")
 	t_check "systemctl stop $unit" systemctl stop "$unit"
 	t_check "$t: its cgroup is gone" wait_for 20 test ! -d "$CG_ROOT/$cg"
+	[[ -d $CG_ROOT/$cg ]] && t_note "$unit: $(systemctl show -p ActiveState,LoadState "$unit" | tr '\n' ' ')$(ls "$CG_ROOT/$cg" 2>&1 | head -3 | tr '\n' ' ')"
 	fsd_wait_periods $D 3 20
 	t_check "$t is no tenant any more" eval "[[ -z \$(fsd_line $D $t) ]]"
 	t_check "no saved original of $cg left" eval "! grep -qF '$cg' $STATE/writer.state"
 	assert_eq "$t: no new warning or error after its removal" "$(noise "$cg")" "$nerr"
 }
 t_section "a new user slice joins and leaves"
+want_backend=systemd
 join_leave "$C" "$(ucg 1003)" user-1003.slice load_user 1003 60
 t_section "a scope joins and leaves"
 start_scope() {
 	systemd-run --quiet --scope --slice=jobs.slice --unit=job-1 -p Delegate=yes \
 		stress-ng --cpu 1 --cpu-method loop --timeout 60s --quiet &
 }
+# Delegate=yes: the scope's subtree is its own, fairshare writes cgroupfs
+want_backend=cgroupfs
 join_leave job-1 jobs.slice/job-1.scope job-1.scope start_scope
 wait
 
@@ -357,14 +488,18 @@ fsd_wait_periods $D 2 20
 t_check "$A: the plan in force 2 periods after daemon-reload" plan_in_force 1001 "$A"
 t_check "$B: the plan in force 2 periods after daemon-reload" plan_in_force 1002 "$B"
 t_note "files systemd rewrote on daemon-reload (corrected): $(($(drifted_total) - d0)), first in period $(drift_after "$p0") (reload after period $p0)"
+assert_eq "daemon-reload: nothing to correct (systemd reapplied fairshare's own properties)" "$(($(drifted_total) - d0))" 0
 
 t_section "systemctl set-property by hand"
 ours=$(cat "$CG_ROOT/$(ucg 1001)/cpu.max")
 p0=$(fsd_period $D)
 t_check "systemctl set-property --runtime user-1001.slice CPUQuota=90%" \
 	systemctl set-property --runtime user-1001.slice CPUQuota=90%
-t_check "systemd keeps it: the unit's properties say cpu.max 90000 100000" eval \
-	'[[ $(sd_unit_files user-1001.slice) == "cpu.max=90000 100000;"* ]]'
+if [[ ${BACKEND[$A]} != systemd ]]; then
+	# (through systemd fairshare sets the property itself, within a period)
+	t_check "systemd keeps it: the unit's properties say cpu.max 90000 100000" eval \
+		'[[ $(sd_unit_files user-1001.slice) == "cpu.max=90000 100000;"* ]]'
+fi
 corrected() { [[ $(cat "$CG_ROOT/$(ucg 1001)/cpu.max") != "$1" ]] && plan_in_force 1001 "$A"; }
 t_check "$A's cpu.max is the plan's again (was $ours)" wait_for 20 corrected "90000 100000"
 pc=$(drift_after "$p0")
@@ -374,7 +509,7 @@ else
 	t_fail "corrected in period '${pc:-never}', set-property after period $p0"
 fi
 record systemd_drift_correction_periods "$((${pc:-999} - p0))"
-t_note "drift line: $(grep -m1 "user-1001.slice/cpu.max is \"90000 100000\", changed by someone else" "$LOG")"
+t_note "drift line: $(grep -m1 -E 'user-1001.slice/cpu.max is "(90000 100000|CPUQuotaPerSecUSec=900000 [^"]*)", changed by someone else' "$LOG")"
 t_check "status counts corrections of $A" eval \
 	'"$FCTL" status --json | grep -qE "\"drift_corrected_total\": *[1-9]"'
 # Back to the original quota, so that systemd's properties are the originals
@@ -382,12 +517,24 @@ t_check "status counts corrections of $A" eval \
 t_check "set-property back to CPUQuota=80%" systemctl set-property --runtime user-1001.slice CPUQuota=80%
 t_check "$A's plan in force again" wait_for 20 corrected "80000 100000"
 
+# --- fairctl release, reload -------------------------------------------------------
+# (root's control socket: the originals back, nothing written until reload)
+t_section "fairctl release, then fairctl reload"
+t_check "fairctl release" "$FCTL" release
+t_check "released: the originals (files and the units' properties)" wait_for 10 restored_all
+all_restored "after fairctl release"
+fsd_wait_periods $D 3 20
+t_check "released: still the originals 3 periods later (not enforcing)" restored_all
+t_check "fairctl reload" "$FCTL" reload
+t_check "enforcing again after reload" wait_for 30 enforcing
+
 # --- stop, kill -9 ---------------------------------------------------------------
 t_section "systemctl stop fairshared"
 t_check "systemctl stop" systemctl stop fairshared.service
 assert_eq "stopped cleanly (Result)" "$(systemctl show -P Result fairshared.service)" success
 t_check "log says restored" grep -q "restored the original cgroup values" "$LOG"
 all_restored "after stop"
+t_check "after stop: the units' properties are the originals" props_restored
 t_check "the files are what the units' properties say again" eval \
 	'[[ $(files_of 1001) == "$(sd_unit_files user-1001.slice)" && $(files_of 1002) == "$(sd_unit_files user-1002.slice)" ]]'
 
@@ -400,13 +547,15 @@ nrel=$(grep -c "release" "$LOG")
 t_check "kill -9 the main process ($pid)" kill -9 "$pid"
 # ExecStopPost runs `fairshared --release`; Restart=on-failure starts the
 # daemon again 5 s later (RestartSec), which writes its values again.
-t_check "ExecStopPost restored the originals" wait_for 30 restored
+# (files and the units' properties, before Restart= writes them again)
+t_check "ExecStopPost restored the originals (files and the units' properties)" wait_for 30 restored_all
 all_restored "after kill -9 and ExecStopPost"
 t_note "release: $(grep "release" "$LOG" | tail -n +$((nrel + 1)) | head -3 | tr '\n' '|')"
 t_check "Restart=on-failure: fairshared enforces again" wait_for 60 enforcing
 assert_eq "one automatic restart (NRestarts)" "$(systemctl show -P NRestarts fairshared.service)" 1
 t_check "systemctl stop" systemctl stop fairshared.service
 all_restored "after the restarted daemon's stop"
+t_check "after the restarted daemon's stop: the units' properties are the originals" props_restored
 
 record systemd_drift_files_total "$(drifted_total)"
 ((T_FAIL > 0)) && e2e_dump $D 30
