@@ -21,6 +21,16 @@
  * The fake tree is advanced between periods (counters move, some tenants
  * CPU-bound, some IO-bound, a few idle), outside the measured region.
  *
+ * With --template the tenants are the matches of one [template.bench]
+ * (issue 15: a login node's user slices) instead of one [tenant.X] each;
+ * with --churn K, before every K-th steady period one tenant's cgroup goes
+ * away, or the one that went comes back (a logout, a login). Such a period
+ * has the daemon notice the change and take the tenants in or out before
+ * its usual work; it is measured on its own (process CPU and wall around
+ * fsd_daemon_period: the change is outside fsd_daemon_cost's stages) and
+ * left out of the steady columns, and --quick checks that the tenant count
+ * followed.
+ *
  * Then the growth per 10x tenants of the steady median, and one line per
  * target: "target ...: PASS/FAIL (value)". Targets never fail the run: the
  * exit status is 1 only when opening the daemon or a period returned an
@@ -28,6 +38,7 @@
  *
  * Usage: fairshare-bench-period [--quick] [--sizes LIST] [--periods P]
  *                               [--seed S] [--seeds K] [--tmpdir DIR] [--keep]
+ *                               [--template] [--churn K]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -56,6 +67,7 @@
 
 /* The targets of the issue (release build, 2-core machine). */
 #define TARGET_1K_MS	 10.0
+#define PERIOD_MS	 1000.0 /* issue 15: a tenant joining or leaving costs < 1 period */
 #define TARGET_10K_MS	 100.0
 #define TARGET_GROWTH	 12.0
 #define TARGET_START_MS	 2000.0
@@ -73,6 +85,8 @@ struct opts {
 	const char *base; /* where the trees go (fake_tree_default_base()) */
 	uint64_t seed;
 	unsigned seeds;
+	enum fake_conf conf; /* --template */
+	unsigned churn;	     /* --churn K: a tenant leaves or comes back every K periods */
 };
 
 /* One run: one N, one seed. Times in ms, sizes in MiB. */
@@ -89,9 +103,12 @@ struct result {
 	double proc_med; /* CLOCK_PROCESS_CPUTIME_ID around fsd_daemon_period */
 	double wall_med; /* CLOCK_MONOTONIC around fsd_daemon_period */
 	double rss_first, rss_second, rss_last, rss_peak;
-	double rss_mid;			      /* after period mid_period(P) */
-	unsigned written_first;		      /* files written by the first period */
-	char mode_first[160], mode_last[160]; /* mode and bottlenecks (describe_mode) */
+	double rss_mid;			       /* after period mid_period(P) */
+	unsigned written_first;		       /* files written by the first period */
+	unsigned churns;		       /* periods with a tenant joining or leaving */
+	double churn_med, churn_max;	       /* their process CPU, ms */
+	double churn_wall_med, churn_wall_max; /* their wall time, ms */
+	char mode_first[160], mode_last[160];  /* mode and bottlenecks (describe_mode) */
 };
 
 static double now_ms(clockid_t clk)
@@ -246,12 +263,42 @@ static double cost_ms(const struct fsd_period_cost *c)
 	return (double)ns / 1e6;
 }
 
+/* Tenant of the e-th churn event: the same one leaves (e even) and comes
+ * back (e odd), spread over the tree. */
+static size_t churn_tenant(unsigned e, size_t n)
+{
+	return ((size_t)(e / 2) * 7919 + 13) % n;
+}
+
+/* With --churn K: before steady period p (0-based), is it a churn period? */
+static bool churn_due(const struct opts *o, unsigned p)
+{
+	return o->churn && (p + 1) % o->churn == 0;
+}
+
+/* After churn event e, the daemon must have the tenants present. */
+static unsigned check_churn(const struct opts *o, const struct fake_tree *ft,
+			    const struct fsd_daemon *d, unsigned e)
+{
+	size_t want = ft->n, have = fsd_daemon_published(d)->n_tenants;
+
+	if (o->conf == FAKE_CONF_TEMPLATE)
+		want = e % 2 == 0 ? ft->n - 1 : ft->n;
+	if (have == want)
+		return 0;
+	printf("# check N=%zu: after churn event %u the daemon has %zu tenants, not %zu: FAIL\n",
+	       ft->n, e, have, want);
+	return 1;
+}
+
 static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result *res)
 {
 	const unsigned steady = o->periods - 1;
 	double *tot = calloc(steady, sizeof(double)), *proc = calloc(steady, sizeof(double));
 	double *wall = calloc(steady, sizeof(double));
+	double *cproc = calloc(steady, sizeof(double)), *cwall = calloc(steady, sizeof(double));
 	double *stage[FSD_STAGE__COUNT] = {NULL};
+	unsigned m = 0; /* steady periods without a churn */
 	struct fake_tree ft;
 	struct fs_conf *conf = NULL;
 	struct fsd_daemon *d = NULL;
@@ -262,7 +309,7 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 	memset(res, 0, sizeof(*res));
 	res->n = n;
 	res->seed = seed;
-	bool oom = !tot || !proc || !wall;
+	bool oom = !tot || !proc || !wall || !cproc || !cwall;
 
 	for (int s = 0; s < FSD_STAGE__COUNT; s++) {
 		stage[s] = calloc(steady, sizeof(double));
@@ -274,7 +321,7 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 	}
 
 	t = now_ms(CLOCK_MONOTONIC);
-	r = fake_tree_create(&ft, n, seed, o->base);
+	r = fake_tree_create(&ft, n, seed, o->base, o->conf);
 	if (r < 0) {
 		fprintf(stderr, "N=%zu: cannot generate the fake tree: %s\n", n, strerror(-r));
 		goto out_free;
@@ -324,7 +371,17 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 	/* the steady state */
 	for (unsigned p = 0; p < steady; p++) {
 		const struct fsd_period_cost *c;
+		const bool churn = churn_due(o, p);
+		const unsigned e = res->churns;
+		double pc, pw;
 
+		if (churn) {
+			r = fake_tree_toggle(&ft, churn_tenant(e, n));
+			if (r < 0) {
+				fprintf(stderr, "N=%zu: churn: %s\n", n, strerror(-r));
+				goto out_daemon;
+			}
+		}
 		r = fake_tree_advance(&ft, PERIOD_US);
 		if (r < 0) {
 			fprintf(stderr, "N=%zu: advancing the fake tree: %s\n", n, strerror(-r));
@@ -333,34 +390,54 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 		w0 = now_ms(CLOCK_MONOTONIC);
 		c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
 		r = fsd_daemon_period(d, T0_US + (p + 2) * PERIOD_US);
-		proc[p] = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
-		wall[p] = now_ms(CLOCK_MONOTONIC) - w0;
+		pc = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+		pw = now_ms(CLOCK_MONOTONIC) - w0;
 		if (r < 0) {
 			fprintf(stderr, "N=%zu: period %u returned %s\n", n, p + 2, strerror(-r));
 			goto out_daemon;
 		}
-		c = fsd_daemon_cost(d);
-		tot[p] = cost_ms(c);
 		if (p == 0)
 			res->rss_second = rss_mib();
 		if (p + 2 == mid_period(steady + 1))
 			res->rss_mid = rss_mib();
+		if (churn) {
+			cproc[e] = pc;
+			cwall[e] = pw;
+			res->churns++;
+			res->checks_failed += check_churn(o, &ft, d, e);
+			continue;
+		}
+		c = fsd_daemon_cost(d);
+		proc[m] = pc;
+		wall[m] = pw;
+		tot[m] = cost_ms(c);
 		for (int s = 0; s < FSD_STAGE__COUNT; s++)
-			stage[s][p] = (double)c->ns[s] / 1e6;
+			stage[s][m] = (double)c->ns[s] / 1e6;
+		m++;
 	}
 	describe_mode(d, res->mode_last, sizeof(res->mode_last));
 	res->rss_last = rss_mib();
 	res->rss_peak = peak_rss_mib();
-	res->steady_med = median(tot, steady);
-	res->steady_max = max_of(tot, steady);
-	res->proc_med = median(proc, steady);
-	res->wall_med = median(wall, steady);
+	res->steady_med = median(tot, m);
+	res->steady_max = max_of(tot, m);
+	res->proc_med = median(proc, m);
+	res->wall_med = median(wall, m);
 	for (int s = 0; s < FSD_STAGE__COUNT; s++)
-		res->stage_med[s] = median(stage[s], steady);
+		res->stage_med[s] = median(stage[s], m);
+	res->churn_med = median(cproc, res->churns);
+	res->churn_max = max_of(cproc, res->churns);
+	res->churn_wall_med = median(cwall, res->churns);
+	res->churn_wall_max = max_of(cwall, res->churns);
 	printf("# N=%zu seed=%llu: tree generated in %.1f s; start-up %.0f ms wall (load+open "
 	       "%.0f, first period %.0f); first period: %u files written, %s; last: %s\n",
 	       n, (unsigned long long)seed, res->gen_s, res->start_wall, res->open_wall,
 	       res->first_wall, res->written_first, res->mode_first, res->mode_last);
+	if (res->churns)
+		printf("# N=%zu seed=%llu: %u periods with a tenant leaving or coming back: "
+		       "process CPU median %.1f ms, worst %.1f ms; wall median %.1f ms, worst "
+		       "%.1f ms\n",
+		       n, (unsigned long long)seed, res->churns, res->churn_med, res->churn_max,
+		       res->churn_wall_med, res->churn_wall_max);
 	fflush(stdout);
 
 out_daemon:
@@ -378,6 +455,8 @@ out_free:
 	free(tot);
 	free(proc);
 	free(wall);
+	free(cproc);
+	free(cwall);
 	for (int s = 0; s < FSD_STAGE__COUNT; s++)
 		free(stage[s]);
 	res->err = r;
@@ -428,6 +507,17 @@ static double col(const struct result *r, int c)
 	default:
 		return r->stage_med[c - C_STAGE0];
 	}
+}
+
+/* The churn periods' median (worst = false) or worst, CPU or wall, over K seeds. */
+static double over_seeds_churn(const struct result *rs, unsigned k, bool wall, bool worst)
+{
+	double v[MAX_SEEDS];
+
+	for (unsigned i = 0; i < k; i++)
+		v[i] = wall ? (worst ? rs[i].churn_wall_max : rs[i].churn_wall_med)
+			    : (worst ? rs[i].churn_max : rs[i].churn_med);
+	return worst ? max_of(v, k) : median(v, k);
 }
 
 /* Median (worst = false) or max (worst = true) of column c over K seeds. */
@@ -602,6 +692,40 @@ static void report(const struct opts *o, struct result (*rs)[MAX_SEEDS])
 	}
 }
 
+/* With --churn: per size, what a period with a tenant joining or leaving
+ * costs, against one period (issue 15: template tenants follow within one
+ * period, and the daemon must keep its pace while they do). */
+static void report_churn(const struct opts *o, struct result (*rs)[MAX_SEEDS])
+{
+	if (!o->churn)
+		return;
+	printf("\nPeriods with a tenant leaving or coming back (every %u periods; %s): process "
+	       "CPU and wall around fsd_daemon_period, ms, median / worst over periods%s:\n",
+	       o->churn, o->conf == FAKE_CONF_TEMPLATE ? "template tenants" : "explicit tenants",
+	       o->seeds > 1 ? " and seeds" : "");
+	for (size_t i = 0; i < o->n_sizes; i++) {
+		const struct result *r = rs[i];
+		double cpu_med, cpu_max, wall_max, steady;
+
+		if (r[0].err || !r[0].churns)
+			continue;
+		cpu_med = over_seeds_churn(r, o->seeds, false, false);
+		cpu_max = over_seeds_churn(r, o->seeds, false, true);
+		wall_max = over_seeds_churn(r, o->seeds, true, true);
+		steady = over_seeds(r, o->seeds, C_PROC, false);
+		printf("  N=%zu: CPU %.1f / %.1f, wall %.1f / %.1f (a steady period: %.1f CPU; "
+		       "x%.1f)\n",
+		       o->sizes[i], cpu_med, cpu_max, over_seeds_churn(r, o->seeds, true, false),
+		       wall_max, steady, cpu_med / steady);
+		printf(
+		    "target a tenant joining or leaving at %zu tenants costs < one period (%g ms) "
+		    "of CPU and wall: %s (worst %.1f ms CPU, %.1f ms wall)\n",
+		    o->sizes[i], PERIOD_MS,
+		    cpu_max < PERIOD_MS && wall_max < PERIOD_MS ? "PASS" : "FAIL", cpu_max,
+		    wall_max);
+	}
+}
+
 /* ---- command line ------------------------------------------------------------ */
 
 static void usage(FILE *f)
@@ -617,7 +741,11 @@ static void usage(FILE *f)
 		"                (a period failing, or the first period not writing and saving)\n"
 		"  --tmpdir DIR  where the fake trees go (default $TMPDIR, else /dev/shm when\n"
 		"                writable, else /tmp)\n"
-		"  --keep        leave the generated trees in place (for debugging)\n");
+		"  --keep        leave the generated trees in place (for debugging)\n"
+		"  --template    the tenants are the matches of one [template.NAME], not one\n"
+		"                [tenant.NAME] each\n"
+		"  --churn K     before every K-th steady period (K >= 2) one tenant's cgroup\n"
+		"                goes away or comes back; those periods are reported apart\n");
 }
 
 static int parse_sizes(const char *s, struct opts *o)
@@ -650,6 +778,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	    {"quick", no_argument, NULL, 'q'},
 	    {"keep", no_argument, NULL, 'K'},
 	    {"tmpdir", required_argument, NULL, 'T'},
+	    {"template", no_argument, NULL, 'M'},
+	    {"churn", required_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -698,6 +828,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'T':
 			o->base = optarg;
+			break;
+		case 'M':
+			o->conf = FAKE_CONF_TEMPLATE;
+			break;
+		case 'C':
+			o->churn = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || o->churn < 2 || o->churn > 100000) {
+				fprintf(stderr, "bad --churn '%s' (2 or more)\n", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -750,9 +890,12 @@ int main(int argc, char **argv)
 	printf("fairshare-bench-period: sizes");
 	for (size_t i = 0; i < o.n_sizes; i++)
 		printf("%s%zu", i ? "," : " ", o.sizes[i]);
-	printf(", %u periods (1 start-up + %u steady), seed %llu x %u%s, trees in %s\n", o.periods,
+	printf(", %u periods (1 start-up + %u steady), seed %llu x %u%s, %s", o.periods,
 	       o.periods - 1, (unsigned long long)o.seed, o.seeds, o.quick ? ", quick" : "",
-	       o.base ? o.base : fake_tree_default_base());
+	       o.conf == FAKE_CONF_TEMPLATE ? "template tenants" : "explicit tenants");
+	if (o.churn)
+		printf(", a tenant leaves or comes back every %u periods", o.churn);
+	printf(", trees in %s\n", o.base ? o.base : fake_tree_default_base());
 	print_nofile();
 	fflush(stdout);
 	for (size_t i = 0; i < o.n_sizes; i++)
@@ -768,6 +911,7 @@ int main(int argc, char **argv)
 				failures += (int)r->checks_failed;
 		}
 	report(&o, rs);
+	report_churn(&o, rs);
 	if (failures)
 		printf("\n%d error(s)\n", failures);
 	return failures ? 1 : 0;

@@ -230,6 +230,7 @@ static int make_tenant(struct fake_tree *ft, size_t i)
 	    {"cpu.weight", "100\n"},
 	    {"memory.high", "max\n"},
 	    {"memory.max", "max\n"},
+	    {"memory.low", "0\n"},
 	    {"io.weight", "default 100\n"},
 	    {"io.max", ""},
 	    /* read, never moving here */
@@ -313,8 +314,10 @@ static int make_sysfs(const struct fake_tree *ft)
 	return 0;
 }
 
-/* The config for the first n_tenants tenants. */
-static int write_conf(const struct fake_tree *ft, const char *path, size_t n_tenants)
+/* The config for the first n_tenants tenants, one section each or one
+ * template for all (its weight 1: overrides are bounded per template). */
+static int write_conf(const struct fake_tree *ft, const char *path, size_t n_tenants,
+		      enum fake_conf conf)
 {
 	char *text = NULL, rel[64];
 	size_t len = 0;
@@ -340,7 +343,9 @@ static int write_conf(const struct fake_tree *ft, const char *path, size_t n_ten
 		"io.disk0 = %u:%u %" PRIu64 " %" PRIu64 "\n",
 		n_tenants, ft->cg_root, ft->state_dir, ft->dir, ft->cpu_cores, ft->mem_total,
 		ft->disk_maj, ft->disk_min, ft->disk_rbps, ft->disk_wbps);
-	for (size_t i = 0; i < n_tenants; i++) {
+	if (conf == FAKE_CONF_TEMPLATE)
+		fprintf(f, "\n[template.bench]\nmatch = " SLICE "/t*.scope\nweight = 1\n");
+	for (size_t i = 0; conf == FAKE_CONF_TENANTS && i < n_tenants; i++) {
 		fake_tree_cgroup(i, rel, sizeof(rel));
 		fprintf(f, "\n[tenant.t%04zu]\ncgroup = %s\nweight = %g\n", i, rel,
 			ft->t[i].weight);
@@ -354,14 +359,14 @@ static int write_conf(const struct fake_tree *ft, const char *path, size_t n_ten
 	return r;
 }
 
-static int make_conf(struct fake_tree *ft)
+static int make_conf(struct fake_tree *ft, enum fake_conf conf)
 {
 	static const double weights[] = {0.5, 1, 1, 1, 2, 2, 3, 4};
 
 	for (size_t i = 0; i < ft->n; i++)
 		ft->t[i].weight =
 		    weights[rng_next(&ft->rng) % (sizeof(weights) / sizeof(weights[0]))];
-	return write_conf(ft, ft->conf_path, ft->n);
+	return write_conf(ft, ft->conf_path, ft->n, conf);
 }
 
 const char *fake_tree_default_base(void)
@@ -398,7 +403,8 @@ static int make_v2_root(const struct fake_tree *ft)
 	return r;
 }
 
-int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *base)
+int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *base,
+		     enum fake_conf conf)
 {
 	char tmpl[PATH_MAX], path[PATH_MAX];
 	int r;
@@ -442,7 +448,7 @@ int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = make_tenant(ft, i);
 	if (r == 0)
-		r = make_conf(ft);
+		r = make_conf(ft, conf);
 	if (r < 0)
 		goto fail;
 	return 0;
@@ -534,8 +540,11 @@ int fake_tree_advance(struct fake_tree *ft, uint64_t dt_us)
 
 	for (size_t i = 0; i < ft->n; i++) {
 		struct fake_tenant *t = &ft->t[i];
-		int dirfd = open_tenant(ft, i), r;
+		int dirfd, r;
 
+		if (t->gone)
+			continue;
+		dirfd = open_tenant(ft, i);
 		if (dirfd < 0)
 			return dirfd;
 		advance_one(ft, t, dirfd, dt);
@@ -559,6 +568,28 @@ int fake_tree_read(const struct fake_tree *ft, size_t i, const char *file, char 
 	if (r == 0)
 		buf[strcspn(buf, "\n")] = '\0';
 	return r;
+}
+
+int fake_tree_toggle(struct fake_tree *ft, size_t i)
+{
+	char rel[64], path[PATH_MAX];
+	int r;
+
+	if (i >= ft->n)
+		return -EINVAL;
+	if (ft->t[i].gone) {
+		r = make_tenant(ft, i);
+		if (r == 0)
+			ft->t[i].gone = false;
+		return r;
+	}
+	fake_tree_cgroup(i, rel, sizeof(rel));
+	if (pathf(path, sizeof(path), "%s/%s", ft->cg_root, rel) < 0)
+		return -ENAMETOOLONG;
+	if (nftw(path, rm_one, 8, FTW_DEPTH | FTW_PHYS) != 0)
+		return errno ? -errno : -EIO;
+	ft->t[i].gone = true;
+	return 0;
 }
 
 void fake_tree_destroy(struct fake_tree *ft)

@@ -18,6 +18,7 @@
 #define FAIRSHARE_BENCH_FAKE_TREE_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,16 +40,23 @@ struct fake_tenant {
 	uint64_t psi_cpu_total, psi_mem_total, psi_io_total; /* "some" totals, us */
 	double psi_cpu_avg, psi_io_avg;			     /* avg10, percent */
 	double weight;					     /* in the config */
+	bool gone; /* its cgroup is removed (fake_tree_toggle) */
+};
+
+/* How the config names the tenants. */
+enum fake_conf {
+	FAKE_CONF_TENANTS,  /* one [tenant.tNNNN] section per cgroup */
+	FAKE_CONF_TEMPLATE, /* one [template.bench] whose match is every cgroup */
 };
 
 struct fake_tree {
-	char *dir;		       /* the mkdtemp directory (malloc'd) */
-	char cg_root[PATH_MAX];	       /* <dir>/cg: the cgroup_root */
-	char sysfs_root[PATH_MAX];     /* <dir>/sys: fs_conf_env.sysfs_root */
-	char state_dir[PATH_MAX];      /* <dir>/state */
-	char conf_path[PATH_MAX];      /* <dir>/fairshare.conf */
-	unsigned disk_maj, disk_min;   /* the fake whole disk */
-	double cpu_cores;	       /* capacities written to the config */
+	char *dir;		     /* the mkdtemp directory (malloc'd) */
+	char cg_root[PATH_MAX];	     /* <dir>/cg: the cgroup_root */
+	char sysfs_root[PATH_MAX];   /* <dir>/sys: fs_conf_env.sysfs_root */
+	char state_dir[PATH_MAX];    /* <dir>/state */
+	char conf_path[PATH_MAX];    /* <dir>/fairshare.conf */
+	unsigned disk_maj, disk_min; /* the fake whole disk */
+	double cpu_cores;	     /* capacities written to the config */
 	uint64_t mem_total, disk_rbps, disk_wbps;
 	size_t n;
 	struct fake_tenant *t;
@@ -67,11 +75,21 @@ void fake_tree_cgroup(size_t i, char *buf, size_t len);
 const char *fake_tree_default_base(void);
 
 /* Builds the tree for n tenants in a new directory under base (NULL:
- * fake_tree_default_base()). 0 or -errno (the partial tree is removed). */
-int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *base);
+ * fake_tree_default_base()), its config as conf says. 0 or -errno (the
+ * partial tree is removed). */
+int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *base,
+		     enum fake_conf conf);
 
-/* Moves every counter by dt_us of activity. 0 or -errno. */
+/* Moves every counter of the tenants present by dt_us of activity. 0 or -errno. */
 int fake_tree_advance(struct fake_tree *ft, uint64_t dt_us);
+
+/*
+ * Tenant i's cgroup goes away (its directory removed, as rmdir on cgroupfs
+ * after the unit stopped) or, when gone, comes back with fresh files (a
+ * user logging in again): what a template's matches see on a login node.
+ * 0 or -errno.
+ */
+int fake_tree_toggle(struct fake_tree *ft, size_t i);
 
 /* Reads <cg_root>/<tenant i>/<file> into buf (first line, no newline). 0 or -errno. */
 int fake_tree_read(const struct fake_tree *ft, size_t i, const char *file, char *buf, size_t len);
