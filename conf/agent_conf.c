@@ -88,7 +88,7 @@ static void raw_free(struct raw_conf *rc)
 	struct raw_value *agent_vals[] = {
 	    &rc->interval,	 &rc->policy,	 &rc->enforce,	    &rc->cgroup_root, &rc->on_exit,
 	    &rc->socket,	 &rc->state_dir, &rc->metrics_file, &rc->cpu,	      &rc->memory,
-	    &rc->memory_reserve, &rc->net,	 &rc->sampler,	    &rc->bpf_wait, &rc->backend};
+	    &rc->memory_reserve, &rc->net,	 &rc->sampler,	    &rc->bpf_wait,    &rc->backend};
 
 	for (size_t i = 0; i < sizeof(agent_vals) / sizeof(agent_vals[0]); i++)
 		free(agent_vals[i]->text);
@@ -952,7 +952,8 @@ static int cgroups_overlap(const struct raw_conf *rc, bool *out)
 struct expand {
 	struct raw_conf *rc;
 	struct fs_conf *c;
-	size_t tmpl; /* index in rc->templates */
+	size_t tmpl;  /* index in rc->templates */
+	size_t first; /* the first tenant of this template in rc->tenants */
 	struct conf_error *err;
 };
 
@@ -993,8 +994,10 @@ static int expand_one(void *ctx, const char *rel)
 	if (fs_conf_normalize_cgroup(rel, norm, sizeof(norm)) < 0 ||
 	    fs_template_name(norm, NULL, name, sizeof(name), login, sizeof(login)) < 0)
 		return 0; /* not a name a tenant can have: left alone */
-	/* explicit [tenant.X] sections win, then earlier templates */
-	for (size_t i = 0; i < rc->n_tenants; i++) {
+	/* explicit [tenant.X] sections win, then earlier templates (not this
+	 * one's matches: a scan names each directory once, and comparing with
+	 * them would cost 10^8 compares at 10,000 users) */
+	for (size_t i = 0; i < x->first; i++) {
 		const char *cg = rc->tenants[i].cgroup.text;
 		char other[PATH_MAX];
 
@@ -1064,7 +1067,7 @@ static int expand_templates(struct raw_conf *rc, struct fs_conf *c, struct conf_
 	c->n_templates = rc->n_templates;
 	for (size_t i = 0; i < rc->n_templates; i++) {
 		struct raw_template *t = &rc->templates[i];
-		struct expand x = {rc, c, i, err};
+		struct expand x = {rc, c, i, rc->n_tenants, err};
 		int r;
 
 		if (!t->match.text)

@@ -159,6 +159,14 @@ void fs_dw_remove(struct fs_drift_watch *dw, int wd)
 	inotify_rm_watch(dw->fd, wd);
 }
 
+void fs_dw_rekey(struct fs_drift_watch *dw, int wd, uint32_t key)
+{
+	struct dw_slot *x = lookup(dw, wd);
+
+	if (x)
+		x->key = key;
+}
+
 struct dw_poll {
 	struct fs_drift_watch *dw;
 	void (*cb)(void *ctx, uint32_t key, enum fs_dw_event ev);

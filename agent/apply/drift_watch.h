@@ -37,6 +37,10 @@ int fs_dw_add(struct fs_drift_watch *dw, int dirfd, const char *file, uint32_t k
 /* Stops watch wd (its pending events are dropped by the next poll). */
 void fs_dw_remove(struct fs_drift_watch *dw, int wd);
 
+/* Watch wd's events come under key from now on, also those already queued
+ * (the writer's tenants were renumbered). */
+void fs_dw_rekey(struct fs_drift_watch *dw, int wd, uint32_t key);
+
 /* What happened to the file under key. */
 enum fs_dw_event {
 	FS_DW_MODIFIED, /* written to */

@@ -13,6 +13,7 @@
 
 #include "cgroupfs.h"
 #include "drift_watch.h"
+#include "list_match.h"
 #include "unitprop.h"
 #include "writer.h"
 #include "writer_state.h"
@@ -99,6 +100,7 @@ struct item {
 
 static int read_current(struct fs_writer *w, const char *cgroup, bool unit, int dirfd,
 			enum fs_cgfile f, struct fs_devnum dev, char *out, size_t len);
+static void unwatch_tenant(struct fs_writer *w, struct wr_tenant *tn);
 
 static int default_write(void *ctx, int dirfd, const char *file, const char *value)
 {
@@ -131,38 +133,97 @@ static void free_tenants(struct fs_writer *w, struct wr_tenant *t, size_t n)
 	free(t);
 }
 
-int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgroups)
+/* Tenant tn (moved to index j) keeps its saved entries and watches: the
+ * entries' back pointers and the watches' keys follow it. */
+static void move_tenant(struct fs_writer *w, struct wr_tenant *tn, size_t j)
+{
+	for (size_t k = 0; k < FS_CGF_SLOTS; k++)
+		if (tn->slot[k].e)
+			tn->slot[k].e->ref = &tn->slot[k].e;
+	for (int f = 0; f < FS_CGF__COUNT; f++)
+		if (tn->wd[f] >= 0 && w->dw)
+			fs_dw_rekey(w->dw, tn->wd[f], (uint32_t)(j * FS_CGF__COUNT + (size_t)f));
+}
+
+int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgroups,
+			  const size_t *from)
 {
 	struct wr_tenant *t = calloc(n ? n : 1, sizeof(*t));
+	bool *taken = calloc(w->n_tenants ? w->n_tenants : 1, sizeof(*taken));
+	size_t *map = malloc((n ? n : 1) * sizeof(*map));
+	bool keep_watches = from && w->dw;
 
-	if (!t)
+	if (!t || !taken || !map) {
+		free(t);
+		free(taken);
+		free(map);
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	}
+	for (size_t j = 0; j < n; j++) {
+		const size_t i = from ? from[j] : FS_LIST_NEW;
+
+		map[j] = FS_LIST_NEW;
+		if (i != FS_LIST_NEW && i < w->n_tenants && !taken[i] &&
+		    strcmp(w->tenants[i].cgroup, cgroups[j]) == 0) {
+			map[j] = i;
+			taken[i] = true;
+			continue;
+		}
 		for (int f = 0; f < FS_CGF__COUNT; f++)
-			t[i].wd[f] = t[i].wfd[f] = -1;
-		t[i].cgroup = strdup(cgroups[i]);
-		if (!t[i].cgroup) {
-			free_tenants(w, t, i);
+			t[j].wd[f] = t[j].wfd[f] = -1;
+		t[j].cgroup = strdup(cgroups[j]);
+		if (!t[j].cgroup) {
+			for (size_t k = 0; k <= j; k++)
+				if (map[k] == FS_LIST_NEW)
+					free(t[k].cgroup);
+			free(t);
+			free(taken);
+			free(map);
 			return -ENOMEM;
 		}
-		t[i].path_err = fs_cgfs_check_path(cgroups[i]);
-		t[i].lent_fd = -1;
+		t[j].path_err = fs_cgfs_check_path(cgroups[j]);
+		t[j].lent_fd = -1;
 	}
-	/* Watch keys are tenant indexes: a new instance drops every old watch
-	 * (each tenant is opened, watched and checked again at its next apply). */
-	fs_dw_close(w->dw);
-	w->dw = NULL;
-	if (fs_dw_open(&w->dw) < 0)
-		fs_logf(w->log, w->log_ctx, LOG_WARNING,
-			"writer: no inotify: tenants' files are read every period to notice "
-			"changes made by others");
+	if (!keep_watches) {
+		/* Watch keys are tenant indexes: a new instance drops every old
+		 * watch (each tenant is opened, watched and checked again at its
+		 * next apply). */
+		fs_dw_close(w->dw);
+		w->dw = NULL;
+		if (fs_dw_open(&w->dw) < 0)
+			fs_logf(w->log, w->log_ctx, LOG_WARNING,
+				"writer: no inotify: tenants' files are read every period to "
+				"notice changes made by others");
+	}
 	/* The slots of the old list go away: the entries are found again
 	 * through the hash at the next apply of their cgroup. */
 	for (size_t i = 0; i < w->t.n; i++)
 		w->t.e[i]->ref = NULL;
-	free_tenants(w, w->tenants, w->n_tenants);
+	for (size_t i = 0; i < w->n_tenants; i++) {
+		struct wr_tenant *tn = &w->tenants[i];
+
+		if (taken[i])
+			continue;
+		if (keep_watches)
+			unwatch_tenant(w, tn);
+		drop_wfds(w, tn);
+		free(tn->cgroup);
+	}
+	/* A kept tenant moves whole: its kept files, watches, drift counts. */
+	for (size_t j = 0; j < n; j++) {
+		if (map[j] == FS_LIST_NEW)
+			continue;
+		t[j] = w->tenants[map[j]];
+		if (!keep_watches)
+			for (int f = 0; f < FS_CGF__COUNT; f++)
+				t[j].wd[f] = -1;
+		move_tenant(w, &t[j], j);
+	}
+	free(w->tenants);
 	w->tenants = t;
 	w->n_tenants = n;
+	free(taken);
+	free(map);
 	return 0;
 }
 
@@ -261,7 +322,7 @@ int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o)
 		goto out;
 	}
 	w->cgroup2 = fs_cgfs_is_cgroup2(w->cg.root_fd);
-	r = fs_writer_set_tenants(w, o->n_tenants, o->cgroups);
+	r = fs_writer_set_tenants(w, o->n_tenants, o->cgroups, NULL);
 	if (r < 0)
 		goto out;
 	r = wr_state_load(o->state_dir, &w->t, w->log, w->log_ctx);

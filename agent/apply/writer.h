@@ -57,8 +57,8 @@
  *   restarted service) keeps its saved originals: our runtime properties
  *   outlive it. A stopped unit (cgroup gone) still gets its originals back;
  *   systemd creates its cgroup when properties are set, so that empty
- *   cgroup is removed again while the unit stays stopped (ops->active). cpu.max.burst has no property and is not written there. A
- *   tenant set to FS_BACKEND_NONE is left alone.
+ *   cgroup is removed again while the unit stays stopped (ops->active). cpu.max.burst has no
+ * property and is not written there. A tenant set to FS_BACKEND_NONE is left alone.
  *
  * Cost: per period O(tenants + files written + files changed by others):
  * a tenant in the steady state is a few string compares of its formatted
@@ -174,14 +174,19 @@ int fs_cgfile_read_current(int dirfd, enum fs_cgfile f, struct fs_devnum dev, st
 			   char *out, size_t len);
 
 /*
- * Replaces the tenant list (SIGHUP reload): tenant i is cgroups[i] from now
- * on (cgroups: normalised paths; a path fs_cgfs_check_path refuses makes
- * every apply of that tenant fail with -EINVAL). Saved originals are matched
- * to the new tenants by cgroup; those of cgroups that are no longer tenants
- * are kept until restored. Every tenant is opened and checked at its next
- * apply. 0 or -ENOMEM (then the old list stays).
+ * Replaces the tenant list (a reload, or a template's cgroups changed):
+ * tenant j is cgroups[j] from now on (cgroups: normalised paths; a path
+ * fs_cgfs_check_path refuses makes every apply of that tenant fail with
+ * -EINVAL). Saved originals are matched to the new tenants by cgroup; those
+ * of cgroups that are no longer tenants are kept until restored. from
+ * (list_match.h) says which old tenant each new one was: one with the same
+ * cgroup keeps its open files, change watches and drift counts, so that a
+ * login among 10,000 tenants reopens one tenant's files, not all of them;
+ * every other tenant (all of them when from is NULL) is opened and checked
+ * at its next apply. 0 or -ENOMEM (then the old list stays).
  */
-int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgroups);
+int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgroups,
+			  const size_t *from);
 
 /*
  * The backend of tenant (FS_BACKEND_CGROUPFS after fs_writer_set_tenants).

@@ -80,7 +80,7 @@ static void parent_of(const char *rel, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), rel);
 }
 
-unsigned fsd_check_host(const struct fs_conf *c, const struct fs_paths *p,
+unsigned fsd_check_host(const struct fs_conf *c, const struct fs_paths *p, const bool *only,
 			fsd_check_report_fn report, void *ctx)
 {
 	const char *need[3];
@@ -113,8 +113,11 @@ unsigned fsd_check_host(const struct fs_conf *c, const struct fs_paths *p,
 	}
 	for (size_t i = 0; i < c->n_tenants; i++) {
 		const struct fs_conf_tenant *t = &c->tenants[i];
-		int fd = fs_cgfs_open_cgroup(&cg, t->cgroup);
+		int fd;
 
+		if (only && !only[i])
+			continue;
+		fd = fs_cgfs_open_cgroup(&cg, t->cgroup);
 		if (fd < 0) {
 			reportf(report, ctx, t->name, t->cgroup,
 				"tenant %s: cgroup %s/%s does not exist (%s); it is skipped until "
@@ -127,7 +130,7 @@ unsigned fsd_check_host(const struct fs_conf *c, const struct fs_paths *p,
 		parent_of(t->cgroup, parent, sizeof(parent));
 		/* Tenants are mostly siblings (one slice of thousands of scopes):
 		 * their parent's file is read once, not once per tenant. */
-		if (i == 0 || strcmp(parent, last_parent) != 0) {
+		if (!last_parent[0] || strcmp(parent, last_parent) != 0) {
 			snprintf(last_parent, sizeof(last_parent), "%s", parent);
 			last_r = fs_cgfs_read(&cg, parent, "cgroup.subtree_control", &buf);
 			if (last_r == 0)

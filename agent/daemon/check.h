@@ -19,6 +19,8 @@
 #ifndef FAIRSHARE_AGENT_CHECK_H
 #define FAIRSHARE_AGENT_CHECK_H
 
+#include <stdbool.h>
+
 #include "agent_conf.h"
 #include "paths.h"
 
@@ -36,8 +38,11 @@ typedef void (*fsd_check_report_fn)(void *ctx, const char *tenant, const char *c
 				    const char *msg);
 
 /* Runs every check of c on the host at p; reports each problem. Returns
- * the enum fsd_check_problem bits found (0: none). */
-unsigned fsd_check_host(const struct fs_conf *c, const struct fs_paths *p,
+ * the enum fsd_check_problem bits found (0: none). only (NULL: every
+ * tenant) limits the tenants' checks to those with only[i] set: after a
+ * template's cgroup came, the new tenant, not 10,000 others again (and a
+ * missing cgroup is not warned about again at every login). */
+unsigned fsd_check_host(const struct fs_conf *c, const struct fs_paths *p, const bool *only,
 			fsd_check_report_fn report, void *ctx);
 
 /* The exit code of --check-config for problems (daemon.h FSD_EXIT_*): the

@@ -16,6 +16,7 @@
 #include "cgroupfs.h"
 #include "host_mem.h"
 #include "io_weight.h"
+#include "list_match.h"
 #include "log.h"
 #include "metrics.h"
 #include "sample.h"
@@ -39,6 +40,7 @@ struct tenant_arrays {
 	struct fs_limits *wlim; /* the writer's input */
 	bool *wskip;
 	struct fs_apply_result *wres;
+	double *given_x; /* the fleet's grants this period */
 };
 
 struct fsd_daemon {
@@ -77,7 +79,6 @@ struct fsd_daemon {
 	struct plan_config pcfg_now;
 
 	struct fsd_fleet *fleet; /* [fleet]: NULL without it */
-	double *given_x;	 /* [n]: the fleet's grants this period */
 	bool released;		 /* fairctl release until the next reload */
 	int metrics_errno;	 /* last metrics write error, logged once */
 	bool ready;
@@ -126,6 +127,7 @@ static void tenant_arrays_free(struct tenant_arrays *a)
 	free(a->wlim);
 	free(a->wskip);
 	free(a->wres);
+	free(a->given_x);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -140,62 +142,56 @@ static int tenant_arrays_alloc(struct tenant_arrays *a, size_t n)
 	a->wlim = calloc(m, sizeof(*a->wlim));
 	a->wskip = calloc(m, sizeof(*a->wskip));
 	a->wres = calloc(m, sizeof(*a->wres));
-	if (a->samples && a->est && a->pin && a->pub && a->wlim && a->wskip && a->wres)
+	a->given_x = calloc(m, sizeof(*a->given_x));
+	if (a->samples && a->est && a->pin && a->pub && a->wlim && a->wskip && a->wres &&
+	    a->given_x)
 		return 0;
 	tenant_arrays_free(a);
 	return -ENOMEM;
 }
 
-/* The estimator state of the tenant called name before a reload, or NULL:
- * the same index first, so an unchanged list costs no search. */
-static const struct est_state *old_est(const struct fsd_daemon *d, size_t i, const char *name)
+/* Per-tenant arrays for c into *a; the estimator state of tenant i is the
+ * old tenant by_name[i]'s (list_match.h; NULL or FS_LIST_NEW: a new one). */
+static int tenants_prepare(const struct fsd_daemon *d, const struct fs_conf *c,
+			   const size_t *by_name, struct tenant_arrays *a)
 {
-	int j;
-
-	if (!d->conf)
-		return NULL;
-	if (i < d->n && !strcmp(d->conf->tenants[i].name, name))
-		return &d->ta.est[i];
-	j = fs_conf_find_tenant(d->conf, name);
-	return j < 0 ? NULL : &d->ta.est[j];
-}
-
-/* Per-tenant arrays for conf; estimator states carried over by name. */
-static int tenants_alloc(struct fsd_daemon *d, const struct fs_conf *c)
-{
-	struct tenant_arrays a;
 	size_t n = c->n_tenants;
 
-	if (tenant_arrays_alloc(&a, n) < 0)
+	if (tenant_arrays_alloc(a, n) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct fs_conf_tenant *t = &c->tenants[i];
-		const struct est_state *old = old_est(d, i, t->name);
 
-		if (old)
-			a.est[i] = *old;
+		if (by_name && by_name[i] != FS_LIST_NEW && by_name[i] < d->n)
+			a->est[i] = d->ta.est[by_name[i]];
 		else
-			est_state_init(&a.est[i]);
-		plan_tenant_in_init(&a.pin[i], t->name);
-		a.pin[i].weight = t->weight;
-		a.pub[i].weight = t->weight;
-		a.pin[i].present = false;
+			est_state_init(&a->est[i]);
+		plan_tenant_in_init(&a->pin[i], t->name);
+		a->pin[i].weight = t->weight;
+		a->pub[i].weight = t->weight;
+		a->pin[i].present = false;
 		for (size_t r = 0; r < c->res.n; r++) {
-			a.pin[i].min[r] = t->min[r];
-			a.pin[i].max[r] = t->max[r];
+			a->pin[i].min[r] = t->min[r];
+			a->pin[i].max[r] = t->max[r];
 		}
-		snprintf(a.pub[i].name, sizeof(a.pub[i].name), "%s", t->name);
-		a.pub[i].cgroup = t->cgroup; /* c outlives these arrays */
-		snprintf(a.pub[i].template_name, sizeof(a.pub[i].template_name), "%s",
+		snprintf(a->pub[i].name, sizeof(a->pub[i].name), "%s", t->name);
+		a->pub[i].cgroup = t->cgroup; /* c outlives these arrays */
+		snprintf(a->pub[i].template_name, sizeof(a->pub[i].template_name), "%s",
 			 t->template_name);
-		snprintf(a.pub[i].login, sizeof(a.pub[i].login), "%s", t->login);
+		snprintf(a->pub[i].login, sizeof(a->pub[i].login), "%s", t->login);
 	}
+	return 0;
+}
+
+/* Makes a (n tenants, from tenants_prepare) the daemon's tenants. */
+static void tenants_commit(struct fsd_daemon *d, struct tenant_arrays *a, size_t n)
+{
 	tenant_arrays_free(&d->ta);
-	d->ta = a;
-	d->pub.t = a.pub;
+	d->ta = *a;
+	memset(a, 0, sizeof(*a));
+	d->pub.t = d->ta.pub;
 	d->pub.n_tenants = n;
 	d->n = n;
-	return 0;
 }
 
 static const char **cgroup_list(const struct fs_conf *c)
@@ -296,7 +292,8 @@ static void rechoose_backend(struct fsd_daemon *d, size_t i)
 	struct fs_backend_choice *b = &d->ta.pub[i].backend;
 	const char *cg = d->conf->tenants[i].cgroup;
 
-	if (b->backend == FS_BACKEND_SYSTEMD || d->conf->agent.backend == FS_BACKEND_MODE_CGROUPFS ||
+	if (b->backend == FS_BACKEND_SYSTEMD ||
+	    d->conf->agent.backend == FS_BACKEND_MODE_CGROUPFS ||
 	    fs_unit_of_cgroup(cg, NULL, 0) == FS_UNIT_NONE)
 		return;
 	fs_ubus_choose(d->ubus, d->conf->agent.backend, cg, b);
@@ -457,6 +454,7 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 		    uint64_t now_us)
 {
 	struct fsd_daemon *d = calloc(1, sizeof(*d));
+	struct tenant_arrays ta;
 	int r;
 
 	*out = NULL;
@@ -471,22 +469,18 @@ int fsd_daemon_open(struct fsd_daemon **out, const struct fsd_options *o, struct
 	d->pub.dry_run = o->dry_run;
 	plan_config_for(d, conf, &d->pcfg);
 	fsd_est_config(conf, &d->ecfg);
-	r = tenants_alloc(d, conf);
+	r = tenants_prepare(d, conf, NULL, &ta);
 	d->conf = conf;
 	if (r < 0)
 		goto fail;
-	d->given_x = calloc(d->n + 1, sizeof(double));
-	if (!d->given_x) {
-		r = -ENOMEM;
-		goto fail;
-	}
+	tenants_commit(d, &ta, conf->n_tenants);
 	if (!o->once && !o->check_config) {
 		r = fsd_fleet_open(&d->fleet, conf);
 		if (r < 0)
 			goto fail;
 	}
 	if (!o->check_config)
-		fsd_check_host(conf, &d->paths, check_warn, NULL);
+		fsd_check_host(conf, &d->paths, NULL, check_warn, NULL);
 	disks_reset(d, now_us);
 	d->pub.pcfg = d->pcfg;
 	d->pub.policy = fs_conf_policy_name(conf->agent.policy);
@@ -542,7 +536,6 @@ void fsd_daemon_free(struct fsd_daemon *d)
 	plan_free(&d->plan);
 	plan_free(&d->spare);
 	fsd_fleet_close(d->fleet);
-	free(d->given_x);
 	tenant_arrays_free(&d->ta);
 	fs_conf_free(d->conf);
 	free(d);
@@ -810,7 +803,7 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 	host.mem_psi_full = d->host_mem.psi_full_avg10;
 	if (d->fleet) {
 		enum fsd_fleet_outcome fo = fsd_fleet_step(
-		    d->fleet, &d->pcfg_now.res, d->n, d->ta.pin, d->ta.pub, now_us, d->given_x);
+		    d->fleet, &d->pcfg_now.res, d->n, d->ta.pin, d->ta.pub, now_us, d->ta.given_x);
 
 		fsd_fleet_publish(d->fleet, &d->pub.fleet);
 		if (fo == FSD_FLEET_HOLD && d->have_plan) {
@@ -821,7 +814,7 @@ static int period(struct fsd_daemon *d, uint64_t now_us)
 			write_metrics(d);
 			return 0;
 		}
-		d->pcfg_now.given_x = fo == FSD_FLEET_APPLY ? d->given_x : NULL;
+		d->pcfg_now.given_x = fo == FSD_FLEET_APPLY ? d->ta.given_x : NULL;
 	}
 	r = plan_recompute(&d->pcfg_now, &host, d->n, d->ta.pin, d->have_plan ? &d->plan : NULL,
 			   &next, &err);
@@ -1066,15 +1059,94 @@ static const char *restart_only(const struct fs_conf *a, const struct fs_conf *b
 	return NULL;
 }
 
+static const char **name_list(const struct fs_conf *c)
+{
+	const char **v = calloc(c->n_tenants ? c->n_tenants : 1, sizeof(char *));
+
+	for (size_t i = 0; v && i < c->n_tenants; i++)
+		v[i] = c->tenants[i].name;
+	return v;
+}
+
+/*
+ * Only the tenants differ between a and b as far as sampling and the disks'
+ * contention go (a template's cgroups changed, or an edit of weights and
+ * tenants): the same resources with the same capacities, the same disks.
+ * Then the sampler keeps its open files and baselines (retarget) and the
+ * disks keep their contention state, so a login costs the new tenant's
+ * files and nothing of the others' (a reset would also drop a contended
+ * disk's hysteresis at every login).
+ */
+static bool same_resources(const struct fs_conf *a, const struct fs_conf *b)
+{
+	if (a->res.n != b->res.n || a->n_disks != b->n_disks)
+		return false;
+	for (size_t r = 0; r < a->res.n; r++)
+		if (a->res.kind[r] != b->res.kind[r] || a->res.capacity[r] != b->res.capacity[r] ||
+		    strcmp(a->res.name[r], b->res.name[r]) != 0)
+			return false;
+	for (size_t k = 0; k < a->n_disks; k++)
+		if (a->disks[k].dev.major != b->disks[k].dev.major ||
+		    a->disks[k].dev.minor != b->disks[k].dev.minor)
+			return false;
+	return true;
+}
+
+/* Where each of nc's tenants was in old: by cgroup (the sampler's and the
+ * writer's state) and by name (the estimates). 0 or -ENOMEM. */
+static int match_tenants(const struct fs_conf *old, const struct fs_conf *nc, size_t *by_cg,
+			 size_t *by_name)
+{
+	const char **oc = cgroup_list(old), **ncg = cgroup_list(nc);
+	const char **on = name_list(old), **nn = name_list(nc);
+	int r = -ENOMEM;
+
+	if (oc && ncg && on && nn &&
+	    fs_list_match(oc, old->n_tenants, ncg, nc->n_tenants, by_cg) == 0 &&
+	    fs_list_match(on, old->n_tenants, nn, nc->n_tenants, by_name) == 0)
+		r = 0;
+	free(oc);
+	free(ncg);
+	free(on);
+	free(nn);
+	return r;
+}
+
+/* A refused reload after the sampler was retargeted: back to old's tenants,
+ * each where it was (to: list_match.h's inverse), else a new sampler. */
+static void sampler_put_back(struct fsd_daemon *d, const struct fs_conf *old, const size_t *to)
+{
+	const char **oc = cgroup_list(old);
+	const struct fs_sampler_ops *ops = d->ops;
+	void *sampler = NULL;
+
+	if (oc && d->ops->retarget(d->sampler, old->n_tenants, oc, to) == 0) {
+		free(oc);
+		return;
+	}
+	free(oc);
+	if (sampler_open(d, old, d->ops == &fs_sampler_bpf ? FS_SAMPLER_BPF : FS_SAMPLER_CGROUPFS,
+			 &ops, &sampler) < 0) {
+		fsd_err("cannot sample the tenants again after a refused reload");
+		return;
+	}
+	d->ops->close(d->sampler);
+	d->ops = ops;
+	d->sampler = sampler;
+}
+
 int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 {
 	struct fs_conf *nc = NULL, *old = d->conf;
 	struct plan_config pc;
 	struct est_config ec;
 	struct fs_conf_env env;
+	struct tenant_arrays ta = {0};
 	void *sampler = NULL;
 	const struct fs_sampler_ops *ops = d->ops;
 	const char **cgroups = NULL;
+	size_t *by_cg = NULL, *by_name = NULL, *to = NULL;
+	bool retarget, *fresh = NULL;
 	const char *what;
 	char err[1024];
 	int r;
@@ -1097,60 +1169,79 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 		r = -EINVAL;
 		goto out;
 	}
-	r = sampler_open(d, nc, d->ops == &fs_sampler_bpf ? FS_SAMPLER_BPF : FS_SAMPLER_CGROUPFS,
-			 &ops, &sampler);
-	if (r < 0) {
-		fsd_err("reload refused: cannot sample the new tenants: %s", strerror(-r));
+	r = -ENOMEM;
+	cgroups = cgroup_list(nc);
+	by_cg = calloc(nc->n_tenants + 1, sizeof(*by_cg));
+	by_name = calloc(nc->n_tenants + 1, sizeof(*by_name));
+	to = calloc(old->n_tenants + 1, sizeof(*to));
+	fresh = calloc(nc->n_tenants + 1, sizeof(*fresh));
+	if (!cgroups || !by_cg || !by_name || !to || !fresh ||
+	    match_tenants(old, nc, by_cg, by_name) < 0 ||
+	    tenants_prepare(d, nc, by_name, &ta) < 0) {
+		fsd_err("reload refused: out of memory");
 		goto out;
 	}
-	cgroups = cgroup_list(nc);
-	if (!cgroups ||
-	    (d->writer && fs_writer_set_tenants(d->writer, nc->n_tenants, cgroups) < 0)) {
+	fs_list_inverse(by_cg, nc->n_tenants, to, old->n_tenants);
+	retarget = d->ops->retarget && same_resources(old, nc);
+	if (!retarget) {
+		r = sampler_open(d, nc,
+				 d->ops == &fs_sampler_bpf ? FS_SAMPLER_BPF : FS_SAMPLER_CGROUPFS,
+				 &ops, &sampler);
+		if (r < 0) {
+			fsd_err("reload refused: cannot sample the new tenants: %s", strerror(-r));
+			goto out;
+		}
+	}
+	/* The sampler first: should the writer fail, a sampler put back wrong
+	 * misreads a period, a writer put back wrong would write the wrong
+	 * cgroups. */
+	if (retarget && d->ops->retarget(d->sampler, nc->n_tenants, cgroups, by_cg) < 0) {
 		fsd_err("reload refused: out of memory");
 		r = -ENOMEM;
 		goto out;
 	}
-	r = tenants_alloc(d, nc); /* carries estimates over by name */
-	if (r < 0) {
+	if (d->writer && fs_writer_set_tenants(d->writer, nc->n_tenants, cgroups, by_cg) < 0) {
 		fsd_err("reload refused: out of memory");
-		if (d->writer) {
-			free(cgroups);
-			cgroups = cgroup_list(old);
-			if (cgroups && fs_writer_set_tenants(d->writer, old->n_tenants, cgroups) == 0)
-				choose_backends(d, old);
-		}
+		if (retarget)
+			sampler_put_back(d, old, to);
+		r = -ENOMEM;
 		goto out;
 	}
-	/* the writer's backends: tenants_alloc made the new pub.t */
+	d->conf = nc; /* the arrays' cgroup names point into nc */
+	tenants_commit(d, &ta, nc->n_tenants);
+	/* the writer's backends: tenants_commit made the new pub.t */
 	if (choose_backends(d, nc) < 0)
 		fsd_warn("reload: out of memory choosing backends; new tenants use cgroupfs");
 	/* Tenants dropped by the reload get their original values back. */
-	for (size_t j = 0; d->writer && j < old->n_tenants; j++) {
-		bool kept = false;
-
-		for (size_t i = 0; i < nc->n_tenants; i++)
-			kept |= !strcmp(nc->tenants[i].cgroup, old->tenants[j].cgroup);
-		if (!kept && fs_writer_restore_cgroup(d->writer, old->tenants[j].cgroup) < 0)
+	for (size_t j = 0; d->writer && j < old->n_tenants; j++)
+		if (to[j] == FS_LIST_NEW &&
+		    fs_writer_restore_cgroup(d->writer, old->tenants[j].cgroup) < 0)
 			fsd_log(LOG_WARNING, old->tenants[j].name, NULL, old->tenants[j].cgroup,
 				"could not restore %s of dropped tenant %s", old->tenants[j].cgroup,
 				old->tenants[j].name);
-	}
 	if (d->writer && nc->agent.enforce == FS_ENFORCE_OFF &&
 	    old->agent.enforce != FS_ENFORCE_OFF && fs_writer_restore(d->writer) < 0)
 		fsd_warn("enforce=off: some original values could not be restored yet");
-	d->ops->close(d->sampler);
-	d->ops = ops;
-	d->sampler = sampler;
-	sampler = NULL;
-	d->ops->sample(d->sampler, now_us, d->ta.samples); /* new baseline */
+	if (!retarget) {
+		d->ops->close(d->sampler);
+		d->ops = ops;
+		d->sampler = sampler;
+		sampler = NULL;
+		d->ops->sample(d->sampler, now_us, d->ta.samples); /* new baseline */
+	}
 	d->pcfg = pc;
 	d->ecfg = ec;
 	d->pub.pcfg = pc;
-	d->conf = nc;
 	nc = old;
 	tmpl_watch_open(d);
-	disks_reset(d, now_us);
-	fsd_check_host(d->conf, &d->paths, check_warn, NULL);
+	if (retarget)
+		d->ccfg.busy = d->pcfg.busy; /* the disks' contention state stays */
+	else
+		disks_reset(d, now_us);
+	if (retarget)
+		for (size_t j = 0; j < d->n; j++)
+			fresh[j] = by_cg[j] == FS_LIST_NEW;
+	fsd_check_host(d->conf, &d->paths, retarget ? fresh : NULL, check_warn, NULL);
 	if (d->released)
 		fsd_info("reload: enforcing again after fairctl release");
 	d->released = false;
@@ -1161,7 +1252,12 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 out:
 	if (sampler)
 		ops->close(sampler);
+	tenant_arrays_free(&ta);
 	free(cgroups);
+	free(by_cg);
+	free(by_name);
+	free(to);
+	free(fresh);
 	fs_conf_free(nc);
 	sd_notifyf(0, "READY=1\nSTATUS=%s",
 		   r < 0 ? "reload failed, running config kept" : "reloaded");

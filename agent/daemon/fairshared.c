@@ -169,7 +169,7 @@ static int check_config(struct fsd_options *o)
 	fprintf(out, "config %s: %zu tenants, %zu resources, policy %s\n", conf->path,
 		conf->n_tenants, conf->res.n, fs_conf_policy_name(conf->agent.policy));
 	fsd_paths(o, conf, &paths);
-	problems = fsd_check_host(conf, &paths, check_print, out);
+	problems = fsd_check_host(conf, &paths, NULL, check_print, out);
 	if (problems & FSD_CHECK_NOT_CGROUP2) {
 		fs_conf_free(conf);
 		return fsd_check_exit_code(problems);

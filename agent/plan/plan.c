@@ -159,13 +159,21 @@ static uint64_t page_up(uint64_t v)
 
 const struct plan_tenant *plan_find(const struct plan *prev, size_t i, const char *name)
 {
-	if (!prev || !name)
+	size_t n;
+
+	if (!prev || !name || !prev->n_tenants)
 		return NULL;
-	if (i < prev->n_tenants && !strcmp(prev->t[i].name, name))
-		return &prev->t[i];
-	for (i = 0; i < prev->n_tenants; i++)
-		if (!strcmp(prev->t[i].name, name))
-			return &prev->t[i];
+	n = prev->n_tenants;
+	if (i >= n)
+		i = n - 1;
+	/* outwards from i: i, i - 1, i + 1, i - 2, ... (a login shifts the
+	 * tenants after it by one: found at the first or second step) */
+	for (size_t d = 0; d < n; d++) {
+		if (i >= d && !strcmp(prev->t[i - d].name, name))
+			return &prev->t[i - d];
+		if (d && i + d < n && !strcmp(prev->t[i + d].name, name))
+			return &prev->t[i + d];
+	}
 	return NULL;
 }
 
@@ -428,7 +436,7 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 	const uint64_t prev_high = prev ? prev->mem_high : FS_VALUE_MAX;
 	const uint64_t prev_max = prev ? prev->mem_max : FS_VALUE_MAX;
 
-	t->mem_high = t->mem_max = t->mem_low = FS_VALUE_MAX;
+	t->mem_high = t->mem_max = t->mem_low = t->mem_share = FS_VALUE_MAX;
 	t->mem_why = t->mem_max_why = "no memory resource";
 	if (r < 0)
 		return;
@@ -437,7 +445,13 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 	share = page_down(to_u64(t->entitlement * cap));
 	if (in->max[r] >= 0 && (double)share > in->max[r])
 		share = page_down(to_u64(in->max[r]));
-	t->mem_low = share;
+	/* Every tenant's share moves when one joins or leaves: within the
+	 * dead band the protection in force stays (a login among 10,000
+	 * users rewrote every tenant's memory.low). */
+	t->mem_share = share;
+	t->mem_low = mem_sticky(cfg, share, prev ? prev->mem_low : FS_VALUE_MAX);
+	if (in->max[r] >= 0 && (double)t->mem_low > in->max[r])
+		t->mem_low = share;
 
 	/* memory.high */
 	lim = t->limit[r]; /* the allocation's limit with the configured caps */
@@ -480,8 +494,10 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 	high = lim >= cap ? FS_VALUE_MAX : page_down(to_u64(lim));
 	if (high != FS_VALUE_MAX && high < PLAN_PAGE)
 		high = PLAN_PAGE;
-	/* jitter stays put; reaching the share (the target of a step down) does not */
-	if (high != share)
+	/* jitter stays put; reaching the share (the target of a step down) does
+	 * not; held at its share, it stays while the share moves within the
+	 * band (a login moves every share), never below the share */
+	if (high != share || (prev && prev_high == prev->mem_share && prev_high >= share))
 		high = mem_sticky(cfg, high, prev_high);
 	t->mem_high = high; /* limit[r] follows in limits_as_written() */
 

@@ -84,7 +84,9 @@
  *  - share = entitlement x C (weight share; page aligned). memory.low =
  *    share (capped by the tenant's configured max): the kernel reclaims
  *    from the tenants above their protection first. It changes only with
- *    the config and the set of present tenants. (For it to take effect the
+ *    the config and the set of present tenants, and a move within
+ *    `deadband` keeps the value in force (one tenant joining among many
+ *    moves every share a little). (For it to take effect the
  *    tenants' ancestors need memory.low >= the sum below them, or the
  *    cgroup2 mount option memory_recursiveprot.)
  *  - headroom = min(C - sum of the tenants' working sets (usage minus
@@ -114,7 +116,9 @@
  *        not an OOM kill, and it throttles the growth meanwhile);
  *    then the configured max caps and min raises it; page aligned; "max"
  *    at or above C; a change within `deadband` of the previous value keeps
- *    it (stable outputs). t->limit of memory is memory.high.
+ *    it (stable outputs), except a step down reaching the share; held at
+ *    its share, it stays while the share moves within `deadband`, never
+ *    below the share. t->limit of memory is memory.high.
  *  - memory.max, the last resort, while memory is busy and memory.high is
  *    set: memory.high + mem_margin, or usage + margin for a tenant above
  *    its memory.high; never below max(usage, memory.high) + margin (page
@@ -273,6 +277,8 @@ struct plan_tenant {
 	uint64_t cpu_quota_usec, cpu_period_usec;
 	uint64_t cpu_weight, io_weight;
 	uint64_t mem_high, mem_max, mem_low;
+	uint64_t
+	    mem_share; /* entitlement x memory (page aligned): memory.low before the dead band */
 	uint64_t io[FS_MAX_RES];	  /* io resources: rbps/wbps/riops/wiops value; a
 					     shared budget's limit (bps, iops) */
 	uint64_t io_split[FS_MAX_RES][2]; /* shared budgets: io[r] as the read
@@ -348,10 +354,11 @@ int plan_recompute(const struct plan_config *cfg, const struct plan_host *host, 
 void plan_free(struct plan *p);
 
 /*
- * The tenant called name in p (NULL: none, or p NULL). Tried at index i
- * first: the same index while the tenant list is unchanged (every period
- * but the first after a reload), so a period stays linear in tenants; a
- * search only after a reload.
+ * The tenant called name in p (NULL: none, or p NULL). Searched outwards
+ * from index i: the same index while the tenant list is unchanged (every
+ * period but the first after a change), the next one over after a
+ * template's cgroup came or went before it, so a period stays linear in
+ * tenants (k tenants joining or leaving at once: O(k) per tenant).
  */
 const struct plan_tenant *plan_find(const struct plan *p, size_t i, const char *name);
 

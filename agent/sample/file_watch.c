@@ -4,12 +4,14 @@
 #include "inotify_drain.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include "list_match.h"
 #include "paths.h"
 
 #define NO_WD (-1)
@@ -107,6 +109,69 @@ void fs_watch_forget(struct fs_watch *w, size_t t)
 	inotify_rm_watch(w->fd, w->wd[t]);
 	unlink_wd(w, t);
 	w->changed[t] = true;
+}
+
+int fs_watch_remap(struct fs_watch *w, size_t n, const size_t *from)
+{
+	const size_t m = n ? n : 1;
+	size_t n_buckets = 1;
+	int *wd;
+	bool *changed, *taken;
+	size_t *next, *head;
+
+	if (!w)
+		return 0;
+	while (n_buckets < 2 * m)
+		n_buckets *= 2;
+	wd = malloc(m * sizeof(*wd));
+	changed = calloc(m, sizeof(*changed));
+	next = malloc(m * sizeof(*next));
+	head = malloc(n_buckets * sizeof(*head));
+	taken = calloc(w->n ? w->n : 1, sizeof(*taken));
+	if (!wd || !changed || !next || !head || !taken) {
+		free(wd);
+		free(changed);
+		free(next);
+		free(head);
+		free(taken);
+		return -ENOMEM;
+	}
+	for (size_t j = 0; j < n; j++) {
+		const size_t i = from[j];
+
+		wd[j] = NO_WD;
+		if (i != FS_LIST_NEW && i < w->n && !taken[i]) {
+			taken[i] = true;
+			wd[j] = w->wd[i];
+			changed[j] = w->changed[i];
+		}
+	}
+	for (size_t i = 0; i < w->n; i++)
+		if (!taken[i] && w->wd[i] != NO_WD)
+			inotify_rm_watch(w->fd, w->wd[i]); /* its IN_IGNORED finds no tenant */
+	free(taken);
+	free(w->wd);
+	free(w->changed);
+	free(w->next);
+	free(w->head);
+	w->wd = wd;
+	w->changed = changed;
+	w->next = next;
+	w->head = head;
+	w->n = n;
+	w->n_buckets = n_buckets;
+	for (size_t b = 0; b < n_buckets; b++)
+		head[b] = NO_T;
+	for (size_t j = 0; j < m; j++) {
+		next[j] = NO_T;
+		if (j < n && wd[j] != NO_WD) {
+			next[j] = head[bucket(w, wd[j])];
+			head[bucket(w, wd[j])] = j;
+		}
+	}
+	if (n == 0)
+		wd[0] = NO_WD;
+	return 0;
 }
 
 static void on_event(void *ctx, const struct inotify_event *ev)

@@ -49,4 +49,13 @@ bool fs_watch_unchanged(const struct fs_watch *w, size_t t);
 /* Stops watching tenant t's file (its cgroup went away or was replaced). */
 void fs_watch_forget(struct fs_watch *w, size_t t);
 
+/*
+ * The tenants changed (sample.h retarget): new tenant j (of n) is old tenant
+ * from[j], FS_LIST_NEW (list_match.h) for a new one, which is not watched
+ * yet. The watches of old tenants that no new one takes are removed; the
+ * others keep their watch and their changed mark. 0, or -ENOMEM with w as
+ * it was.
+ */
+int fs_watch_remap(struct fs_watch *w, size_t n, const size_t *from);
+
 #endif /* FAIRSHARE_FILE_WATCH_H */

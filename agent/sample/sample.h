@@ -129,6 +129,17 @@ struct fs_sampler_ops {
 	 * memory.current through it (fs_writer_opts.file_fn).
 	 */
 	int (*file_fd)(void *state, size_t t, const char *cgroup, const char *file);
+	/*
+	 * Optional (NULL: the caller opens a new sampler instead). Only the
+	 * tenants changed (a template's cgroup came or went): new tenant j of
+	 * n, cgroups[j], is old tenant from[j] (list_match.h; FS_LIST_NEW: a
+	 * new one). A kept tenant keeps its open files and its counters'
+	 * baseline, so its next rates span the whole period; a new one starts
+	 * as on the first sample; a dropped one is closed. With 10,000 tenants
+	 * this is what keeps a login from costing more than a period. 0, or
+	 * -ENOMEM with the sampler as it was.
+	 */
+	int (*retarget)(void *state, size_t n, const char *const *cgroups, const size_t *from);
 };
 
 extern const struct fs_sampler_ops fs_sampler_cgroupfs;

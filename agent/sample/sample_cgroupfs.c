@@ -46,10 +46,9 @@
  * them to fit. The writer keeps the files it writes open with what is left
  * once every tenant's share fits (fs_cgroupfs_writer_fds): a kept stat
  * file saves an open and a close every period, a written one only when
- * its value changes, so the sampler's come first. Memory: an open cgroupfs file that was read holds its
- * seq_file page and kernfs state, measured ~7 KiB of kernel memory per fd
- * on 6.18 (~50 KiB per tenant, ~490 MiB for 10,000); max_open_files caps
- * that.
+ * its value changes, so the sampler's come first. Memory: an open cgroupfs file that was read holds
+ * its seq_file page and kernfs state, measured ~7 KiB of kernel memory per fd on 6.18 (~50 KiB per
+ * tenant, ~490 MiB for 10,000); max_open_files caps that.
  *
  * Missing files (controller not enabled, no PSI) are remembered per tenant
  * and probed again only every REPROBE_US plus a spread by tenant index (10 to
@@ -76,6 +75,7 @@
 
 #include "cgroupfs.h"
 #include "file_watch.h"
+#include "list_match.h"
 #include "log_cond.h"
 #include "sample.h"
 #include "sample_parse.h"
@@ -184,6 +184,15 @@ void fs_tenant_sample_unknown(struct fs_tenant_sample *s)
 	s->net_rx_bps = s->net_tx_bps = NAN;
 }
 
+/* A tenant with nothing open and nothing known yet. */
+static void tenant_fds_init(struct tenant_fds *tf)
+{
+	memset(tf, 0, sizeof(*tf));
+	tf->dirfd = -1;
+	for (int k = 0; k < N_FILES; k++)
+		tf->fd[k] = -1;
+}
+
 /* Closes a tenant's fds and returns its budget share; absent/known stay. */
 static void tenant_close(struct cg_sampler *s, struct tenant_fds *tf)
 {
@@ -268,11 +277,8 @@ static int cg_open(void **state, const struct fs_sampler_config *cfg)
 	s->cgroups = calloc(cfg->n_tenants ? cfg->n_tenants : 1, sizeof(*s->cgroups));
 	s->prev = calloc(cfg->n_tenants ? cfg->n_tenants : 1, sizeof(*s->prev));
 	s->tfd = calloc(cfg->n_tenants ? cfg->n_tenants : 1, sizeof(*s->tfd));
-	for (size_t i = 0; s->tfd && i < cfg->n_tenants; i++) {
-		s->tfd[i].dirfd = -1;
-		for (int k = 0; k < N_FILES; k++)
-			s->tfd[i].fd[k] = -1;
-	}
+	for (size_t i = 0; s->tfd && i < cfg->n_tenants; i++)
+		tenant_fds_init(&s->tfd[i]);
 	if (!s->cgroups || !s->prev || !s->tfd) {
 		r = -ENOMEM;
 		goto out;
@@ -733,6 +739,71 @@ static int cg_file_fd(void *state, size_t t, const char *cgroup, const char *fil
 	return -1;
 }
 
+static int cg_retarget(void *state, size_t n, const char *const *cgroups, const size_t *from)
+{
+	struct cg_sampler *s = state;
+	const size_t m = n ? n : 1;
+	char **cg = calloc(m, sizeof(*cg));
+	struct raw *prev = calloc(m, sizeof(*prev));
+	struct tenant_fds *tfd = malloc(m * sizeof(*tfd));
+	size_t *map = calloc(m, sizeof(*map));
+	bool *taken = calloc(s->n_tenants ? s->n_tenants : 1, sizeof(*taken));
+	int r = -ENOMEM;
+
+	if (!cg || !prev || !tfd || !map || !taken)
+		goto fail;
+	/* everything that can fail first: the sampler changes only after */
+	for (size_t j = 0; j < n; j++) {
+		const size_t i = from[j];
+
+		map[j] = FS_LIST_NEW;
+		if (i != FS_LIST_NEW && i < s->n_tenants && !taken[i] &&
+		    strcmp(s->cgroups[i], cgroups[j]) == 0) {
+			map[j] = i;
+			taken[i] = true;
+		} else if (!(cg[j] = strdup(cgroups[j]))) {
+			goto fail;
+		}
+	}
+	r = fs_watch_remap(s->mev, n, map);
+	if (r < 0)
+		goto fail;
+	for (size_t j = 0; j < n; j++) {
+		if (map[j] == FS_LIST_NEW) {
+			tenant_fds_init(&tfd[j]);
+			continue;
+		}
+		cg[j] = s->cgroups[map[j]];
+		prev[j] = s->prev[map[j]];
+		tfd[j] = s->tfd[map[j]];
+	}
+	for (size_t i = 0; i < s->n_tenants; i++)
+		if (!taken[i]) {
+			tenant_close(s, &s->tfd[i]);
+			free(s->cgroups[i]);
+		}
+	free(s->cgroups);
+	free(s->prev);
+	free(s->tfd);
+	s->cgroups = cg;
+	s->prev = prev;
+	s->tfd = tfd;
+	s->n_tenants = n;
+	free(map);
+	free(taken);
+	return 0;
+fail:
+	/* before the commit cg holds only the new tenants' copies */
+	for (size_t j = 0; cg && j < n; j++)
+		free(cg[j]);
+	free(cg);
+	free(prev);
+	free(tfd);
+	free(map);
+	free(taken);
+	return r;
+}
+
 const struct fs_sampler_ops fs_sampler_cgroupfs = {
     .name = "cgroupfs",
     .open = cg_open,
@@ -740,4 +811,5 @@ const struct fs_sampler_ops fs_sampler_cgroupfs = {
     .close = cg_close,
     .dirfd = cg_dirfd,
     .file_fd = cg_file_fd,
+    .retarget = cg_retarget,
 };

@@ -1167,6 +1167,80 @@ static void test_warm_from_prev(void **unused)
 	plan_free(&first);
 }
 
+/*
+ * A tenant joining moves every share a little: memory.low, and memory.high
+ * of a tenant held at its share, stay while the share moves within the
+ * dead band (at 10,000 users a login rewrote both files of every tenant),
+ * never leaving memory.high below the share; a bigger move is written.
+ */
+static void test_memory_share_moves_within_band(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[3];
+	struct plan pl;
+	const uint64_t share = 4ull << 30;
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "steady", 0.5, 2.9 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
+	compute(&cfg, 2, in, NULL, &pl);
+	for (int k = 0; k < 12; k++)
+		step(&cfg, NULL, 2, in, &pl);
+	assert_int_equal(pl.t[1].mem_high, share);
+	assert_string_equal(pl.t[1].mem_why, "short: held at share");
+
+	/* a small tenant joins: shares fall 2 %, within the band */
+	tenant(&in[2], "small", 0.1, 1 * MiB, 1 * MiB, 1 * MiB);
+	in[0].weight = in[1].weight = 1;
+	in[2].weight = 0.04;
+	step(&cfg, NULL, 3, in, &pl);
+	assert_true(pl.t[1].mem_share < share);
+	assert_int_equal(pl.t[0].mem_low, share);
+	assert_int_equal(pl.t[1].mem_low, share);
+	assert_int_equal(pl.t[1].mem_high, share);
+	/* it leaves: back at the share in force, nothing moves */
+	step(&cfg, NULL, 2, in, &pl);
+	assert_int_equal(pl.t[1].mem_low, share);
+	assert_int_equal(pl.t[1].mem_high, share);
+
+	/* a big one joins: shares fall 17 %, written */
+	in[2].weight = 0.4;
+	step(&cfg, NULL, 3, in, &pl);
+	assert_int_equal(pl.t[1].mem_low, pl.t[1].mem_share);
+	assert_true(pl.t[1].mem_low < share * 0.9);
+	assert_true(pl.t[1].mem_high < share);
+	assert_true(pl.t[1].mem_high >= pl.t[1].mem_share);
+	/* it leaves: shares rise again; memory.high is never left below them */
+	step(&cfg, NULL, 2, in, &pl);
+	assert_int_equal(pl.t[1].mem_low, share);
+	assert_true(pl.t[1].mem_high >= share);
+	plan_free(&pl);
+}
+
+/* plan_find outwards from the index: the same index, a neighbour after a
+ * login or logout shifted the list, anywhere else, and nowhere. */
+static void test_find_shifted(void **unused)
+{
+	(void)unused;
+	struct plan_tenant t[5];
+	struct plan p = {.n_tenants = 5, .t = t};
+
+	memset(t, 0, sizeof(t));
+	for (int i = 0; i < 5; i++)
+		snprintf(t[i].name, sizeof(t[i].name), "u%d", i);
+	assert_ptr_equal(plan_find(&p, 2, "u2"), &t[2]);
+	assert_ptr_equal(plan_find(&p, 3, "u2"), &t[2]); /* one left before it */
+	assert_ptr_equal(plan_find(&p, 1, "u2"), &t[2]); /* one came before it */
+	assert_ptr_equal(plan_find(&p, 0, "u4"), &t[4]);
+	assert_ptr_equal(plan_find(&p, 4, "u0"), &t[0]);
+	assert_ptr_equal(plan_find(&p, 9, "u3"), &t[3]); /* past the end: from the last */
+	assert_null(plan_find(&p, 2, "u9"));
+	assert_null(plan_find(NULL, 0, "u0"));
+	p.n_tenants = 0;
+	assert_null(plan_find(&p, 0, "u0"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1190,6 +1264,8 @@ int main(void)
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_recompute_reuses),
 	    cmocka_unit_test(test_warm_from_prev),
+	    cmocka_unit_test(test_find_shifted),
+	    cmocka_unit_test(test_memory_share_moves_within_band),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

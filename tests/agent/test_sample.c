@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "agent_testutil.h"
+#include "list_match.h"
 #include "sample.h"
 #include "host_mem.h"
 #include "sample_parse.h"
@@ -812,6 +813,57 @@ static void test_sampler_memory_events_watched(void **state)
 	fs_sampler_cgroupfs.close(st);
 }
 
+/*
+ * The tenants change (a template's cgroup came or went): t1 leaves, t3
+ * joins, t2 moves from index 1 to 0. t2 keeps its open files, its baseline
+ * (its next rate spans the period since its last sample) and its
+ * memory.events watch, now under index 0; t3 starts with a first sample;
+ * t1's files are closed. A change of t2's memory.events is still seen.
+ */
+static void test_sampler_retarget(void **state)
+{
+	struct fake *f = *state;
+	const char *before_cgs[] = {"t1", "t2"}, *after_cgs[] = {"t2", "t3"};
+	const size_t from[] = {1, FS_LIST_NEW};
+	struct fs_tenant_sample s[2];
+	int fds;
+	void *st;
+
+	for (int i = 0; i < 3; i++)
+		write_counters(f->root,
+			       i == 0	? "t1"
+			       : i == 1 ? "t2"
+					: "t3",
+			       1000000, 0, 0, 0, 100, true);
+	fds = count_fds();
+	open_sampler(f, &st, 2, before_cgs);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, s), 0);
+	assert_false(s[1].reset);
+	const int open_two = count_fds();
+
+	assert_non_null(fs_sampler_cgroupfs.retarget);
+	assert_int_equal(fs_sampler_cgroupfs.retarget(st, 2, after_cgs, from), 0);
+	/* t1's directory and files closed; nothing opened for t3 yet */
+	/* the root and the inotify instance, and one tenant's files of two */
+	assert_int_equal(count_fds(), fds + 2 + (open_two - fds - 2) / 2);
+	write_counters(f->root, "t2", 2500000, 0, 4096, 0, 100, true);
+	write_events(f->root, "t2", 2, 0, 0);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, s), 0);
+	assert_true(s[0].present);
+	assert_false(s[0].reset); /* the baseline of 2 s came along */
+	assert_true(s[0].cpu_cores == 1.5);
+	assert_true(s[0].io[0].rbps == 4096);
+	assert_true(s[0].mem_ev_high == 2); /* its watch reports under index 0 */
+	assert_true(s[1].present);
+	assert_true(s[1].reset); /* t3: a first sample */
+	assert_int_equal(count_fds(), open_two);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 4000000, s), 0);
+	assert_true(s[0].mem_ev_high == 0 && !s[1].reset);
+	fs_sampler_cgroupfs.close(st);
+	assert_int_equal(count_fds(), fds);
+}
+
 static int warnings;
 
 static void count_warnings(void *ctx, int prio, const char *msg)
@@ -1022,6 +1074,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sampler_out_of_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_error_logged_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_writer_share, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_retarget, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 
 #include "agent_testutil.h"
 #include "cgroupfs.h"
+#include "list_match.h"
 #include "writer.h"
 
 #define MAX_CALLS 64
@@ -862,7 +863,7 @@ static void test_crashed_run_state(void **state)
 		struct fs_limits s[2] = {l[B], l[A]};
 
 		s[0].cpu_weight = 444;
-		assert_int_equal(fs_writer_set_tenants(w, 2, swapped), 0);
+		assert_int_equal(fs_writer_set_tenants(w, 2, swapped, NULL), 0);
 		assert_int_equal(fs_writer_apply_all(w, 2, s, NULL, 2, NULL), 0);
 		assert_int_equal(count_events(fd, FS_WRITER_STATE_FILE), 0);
 		assert_string_equal(cg_read(f, "b.slice/inner", "cpu.weight"), "444");
@@ -1140,6 +1141,56 @@ static void test_drift_recheck_safety_net(void **state)
 	fs_writer_close(w);
 }
 
+/*
+ * A template's cgroups changed: a.slice went, c.slice came, b.slice/inner
+ * moved from index B to 0 and keeps its state (from, list_match.h): its
+ * change watches now report under its new index, so an operator's write to
+ * it is found and corrected in the next apply, and its saved originals
+ * still restore it; nothing of a.slice is left to its successor.
+ */
+static void test_set_tenants_carries_over(void **state)
+{
+	struct fake *f = *state;
+	static const char *const next[] = {"b.slice/inner", "c.slice"};
+	const size_t from[] = {B, FS_LIST_NEW};
+	struct fs_limits l[2] = {some_limits(), some_limits()};
+	struct fs_apply_result res[2];
+	struct fs_writer *w = open_writer(f);
+
+	make_cgroup(f, "c.slice");
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 1, res), 0);
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 2, res), 0);
+	assert_int_equal(fs_writer_set_tenants(w, 2, next, from), 0);
+	/* b's files are in force already: nothing to write for it; c is new */
+	f->n_calls = 0;
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 3, res), 0);
+	assert_int_equal(res[0].written, 0);
+	assert_int_equal(res[0].unchanged, 7);
+	assert_int_equal(res[1].written, 7);
+	assert_string_equal(cg_read(f, "c.slice", "cpu.max"), "50000 100000");
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 4, res), 0);
+
+	/* someone else's write to the moved tenant: its watch's key followed */
+	at_write(f->root, "b.slice/inner/cpu.weight", "100\n");
+	f->n_calls = 0;
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, 5, res), 0);
+	assert_int_equal(res[0].drifted, 1);
+	assert_int_equal(res[1].drifted, 0);
+	assert_int_equal(f->n_calls, 1);
+	assert_string_equal(f->calls[0], "cpu.weight=200");
+	assert_string_equal(cg_read(f, "b.slice/inner", "cpu.weight"), "200");
+	assert_int_equal(fs_writer_drift_count(w, 0), 1);
+	assert_int_equal(fs_writer_drift_count(w, 1), 0);
+
+	/* a.slice, no longer a tenant, is left as written until restored */
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
+	assert_int_equal(fs_writer_restore(w), 0);
+	assert_string_equal(cg_read(f, "b.slice/inner", "cpu.weight"), "100");
+	assert_string_equal(cg_read(f, "c.slice", "cpu.max"), "max 100000");
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "max 100000");
+	fs_writer_close(w);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1164,6 +1215,7 @@ int main(void)
 	    T(test_recreated_cgroup),
 	    T(test_drift_corrected),
 	    T(test_drift_recheck_safety_net),
+	    T(test_set_tenants_carries_over),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
