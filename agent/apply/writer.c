@@ -214,9 +214,11 @@ int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgro
 		if (map[j] == FS_LIST_NEW)
 			continue;
 		t[j] = w->tenants[map[j]];
-		if (!keep_watches)
+		if (!keep_watches) { /* a new instance: opened, watched, checked again */
 			for (int f = 0; f < FS_CGF__COUNT; f++)
 				t[j].wd[f] = -1;
+			t[j].checked = false;
+		}
 		move_tenant(w, &t[j], j);
 	}
 	free(w->tenants);
