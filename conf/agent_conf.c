@@ -16,6 +16,7 @@
 
 #include "agent_conf.h"
 #include "ini_limits.h"
+#include "str_hash.h"
 #include "template.h"
 
 /* Login nodes (one tenant per user) and CI farms (one per job) reach
@@ -120,19 +121,10 @@ static void raw_free(struct raw_conf *rc)
 	}
 }
 
-static size_t name_hash(const char *s)
-{
-	size_t h = 14695981039346656037ull; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 /* The slot of name in the index: its tenant's, or the empty one to fill. */
 static size_t *name_slot(const struct raw_conf *rc, const char *name)
 {
-	size_t mask = rc->n_name_slots - 1, k = name_hash(name) & mask;
+	size_t mask = rc->n_name_slots - 1, k = (size_t)fs_str_hash(name) & mask;
 
 	while (rc->name_slot[k] && strcmp(rc->tenants[rc->name_slot[k] - 1].name, name) != 0)
 		k = (k + 1) & mask;

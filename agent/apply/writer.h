@@ -57,8 +57,9 @@
  *   restarted service) keeps its saved originals: our runtime properties
  *   outlive it. A stopped unit (cgroup gone) still gets its originals back;
  *   systemd creates its cgroup when properties are set, so that empty
- *   cgroup is removed again while the unit stays stopped (ops->active). cpu.max.burst has no
- * property and is not written there. A tenant set to FS_BACKEND_NONE is left alone.
+ *   cgroup is removed again while the unit stays stopped (ops->active).
+ *   cpu.max.burst has no property and is not written there. A tenant set
+ *   to FS_BACKEND_NONE is left alone.
  *
  * Cost: per period O(tenants + files written + files changed by others):
  * a tenant in the steady state is a few string compares of its formatted

@@ -1092,21 +1092,26 @@ static bool same_resources(const struct fs_conf *a, const struct fs_conf *b)
 	return true;
 }
 
-/* Where each of nc's tenants was in old: by cgroup (the sampler's and the
- * writer's state) and by name (the estimates). 0 or -ENOMEM. */
-static int match_tenants(const struct fs_conf *old, const struct fs_conf *nc, size_t *by_cg,
-			 size_t *by_name)
+/* The sampler kind running now: a reload keeps the one picked at start. */
+static enum fs_conf_sampler running_sampler(const struct fsd_daemon *d)
 {
-	const char **oc = cgroup_list(old), **ncg = cgroup_list(nc);
+	return d->ops == &fs_sampler_bpf ? FS_SAMPLER_BPF : FS_SAMPLER_CGROUPFS;
+}
+
+/* Where each of nc's tenants (ncg: their cgroups) was in old: by cgroup
+ * (the sampler's and the writer's state) and by name (the estimates). 0 or
+ * -ENOMEM. */
+static int match_tenants(const struct fs_conf *old, const struct fs_conf *nc,
+			 const char *const *ncg, size_t *by_cg, size_t *by_name)
+{
+	const char **oc = cgroup_list(old);
 	const char **on = name_list(old), **nn = name_list(nc);
 	int r = -ENOMEM;
 
-	if (oc && ncg && on && nn &&
-	    fs_list_match(oc, old->n_tenants, ncg, nc->n_tenants, by_cg) == 0 &&
+	if (oc && on && nn && fs_list_match(oc, old->n_tenants, ncg, nc->n_tenants, by_cg) == 0 &&
 	    fs_list_match(on, old->n_tenants, nn, nc->n_tenants, by_name) == 0)
 		r = 0;
 	free(oc);
-	free(ncg);
 	free(on);
 	free(nn);
 	return r;
@@ -1125,8 +1130,7 @@ static void sampler_put_back(struct fsd_daemon *d, const struct fs_conf *old, co
 		return;
 	}
 	free(oc);
-	if (sampler_open(d, old, d->ops == &fs_sampler_bpf ? FS_SAMPLER_BPF : FS_SAMPLER_CGROUPFS,
-			 &ops, &sampler) < 0) {
+	if (sampler_open(d, old, running_sampler(d), &ops, &sampler) < 0) {
 		fsd_err("cannot sample the tenants again after a refused reload");
 		return;
 	}
@@ -1176,7 +1180,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	to = calloc(old->n_tenants + 1, sizeof(*to));
 	fresh = calloc(nc->n_tenants + 1, sizeof(*fresh));
 	if (!cgroups || !by_cg || !by_name || !to || !fresh ||
-	    match_tenants(old, nc, by_cg, by_name) < 0 ||
+	    match_tenants(old, nc, cgroups, by_cg, by_name) < 0 ||
 	    tenants_prepare(d, nc, by_name, &ta) < 0) {
 		fsd_err("reload refused: out of memory");
 		goto out;
@@ -1184,9 +1188,7 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	fs_list_inverse(by_cg, nc->n_tenants, to, old->n_tenants);
 	retarget = d->ops->retarget && same_resources(old, nc);
 	if (!retarget) {
-		r = sampler_open(d, nc,
-				 d->ops == &fs_sampler_bpf ? FS_SAMPLER_BPF : FS_SAMPLER_CGROUPFS,
-				 &ops, &sampler);
+		r = sampler_open(d, nc, running_sampler(d), &ops, &sampler);
 		if (r < 0) {
 			fsd_err("reload refused: cannot sample the new tenants: %s", strerror(-r));
 			goto out;
@@ -1234,13 +1236,13 @@ int fsd_daemon_reload(struct fsd_daemon *d, uint64_t now_us)
 	d->pub.pcfg = pc;
 	nc = old;
 	tmpl_watch_open(d);
-	if (retarget)
+	if (retarget) {
 		d->ccfg.busy = d->pcfg.busy; /* the disks' contention state stays */
-	else
-		disks_reset(d, now_us);
-	if (retarget)
 		for (size_t j = 0; j < d->n; j++)
 			fresh[j] = by_cg[j] == FS_LIST_NEW;
+	} else {
+		disks_reset(d, now_us);
+	}
 	fsd_check_host(d->conf, &d->paths, retarget ? fresh : NULL, check_warn, NULL);
 	if (d->released)
 		fsd_info("reload: enforcing again after fairctl release");

@@ -277,8 +277,8 @@ struct plan_tenant {
 	uint64_t cpu_quota_usec, cpu_period_usec;
 	uint64_t cpu_weight, io_weight;
 	uint64_t mem_high, mem_max, mem_low;
-	uint64_t
-	    mem_share; /* entitlement x memory (page aligned): memory.low before the dead band */
+	/* entitlement x memory, page aligned: memory.low before the dead band */
+	uint64_t mem_share;
 	uint64_t io[FS_MAX_RES];	  /* io resources: rbps/wbps/riops/wiops value; a
 					     shared budget's limit (bps, iops) */
 	uint64_t io_split[FS_MAX_RES][2]; /* shared budgets: io[r] as the read

@@ -46,9 +46,10 @@
  * them to fit. The writer keeps the files it writes open with what is left
  * once every tenant's share fits (fs_cgroupfs_writer_fds): a kept stat
  * file saves an open and a close every period, a written one only when
- * its value changes, so the sampler's come first. Memory: an open cgroupfs file that was read holds
- * its seq_file page and kernfs state, measured ~7 KiB of kernel memory per fd on 6.18 (~50 KiB per
- * tenant, ~490 MiB for 10,000); max_open_files caps that.
+ * its value changes, so the sampler's come first. Memory: an open cgroupfs
+ * file that was read holds its seq_file page and kernfs state, measured
+ * ~7 KiB of kernel memory per fd on 6.18 (~50 KiB per tenant, ~490 MiB for
+ * 10,000); max_open_files caps that.
  *
  * Missing files (controller not enabled, no PSI) are remembered per tenant
  * and probed again only every REPROBE_US plus a spread by tenant index (10 to

@@ -6,15 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* FNV-1a: cgroup paths share long prefixes, so every byte counts. */
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 14695981039346656037ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
+#include "str_hash.h"
 
 int fs_list_match(const char *const *old, size_t n_old, const char *const *new, size_t n_new,
 		  size_t *from)
@@ -33,7 +25,7 @@ int fs_list_match(const char *const *old, size_t n_old, const char *const *new, 
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n_old; i++) {
-		size_t k = (size_t)str_hash(old[i]) & (cap - 1);
+		size_t k = (size_t)fs_str_hash(old[i]) & (cap - 1);
 
 		while (slot[k] && strcmp(old[slot[k] - 1], old[i]) != 0)
 			k = (k + 1) & (cap - 1);
@@ -41,7 +33,7 @@ int fs_list_match(const char *const *old, size_t n_old, const char *const *new, 
 			slot[k] = i + 1;
 	}
 	for (size_t j = 0; j < n_new; j++) {
-		size_t k = (size_t)str_hash(new[j]) & (cap - 1);
+		size_t k = (size_t)fs_str_hash(new[j]) & (cap - 1);
 
 		from[j] = FS_LIST_NEW;
 		while (slot[k] && strcmp(old[slot[k] - 1], new[j]) != 0)
