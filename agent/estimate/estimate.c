@@ -3,6 +3,7 @@
 #include "estimate.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,9 @@ void est_config_default(struct est_config *cfg)
 	cfg->follow_grace = 2;
 	cfg->refault_share = 0.01;
 	cfg->cpu_busy = FS_RES_BUSY_SHARE;
+	cfg->trim_step = 0.8;
+	cfg->trim_pace = 4;
+	cfg->trim_hold = 20;
 }
 
 void est_sample_init(struct est_sample *s)
@@ -38,6 +42,7 @@ void est_state_init(struct est_state *s)
 	memset(s, 0, sizeof(*s));
 	for (size_t r = 0; r < FS_MAX_RES; r++)
 		s->probe_r[r] = 1.0;
+	s->since_trim = UCHAR_MAX;
 }
 
 double est_probe(const struct est_state *s)
@@ -73,6 +78,29 @@ bool est_at_io_limit(const struct est_config *cfg, double rate, double limit)
 	return isfinite(limit) && limit > 0 && rate >= cfg->io_limit_ratio * limit;
 }
 
+/* The tenant is held back on some io resource (held_back's verdicts: at
+ * its io.max, or on a contended disk). */
+static bool held_on_io(const struct fs_resources *res, const struct est_sample *s, const bool *held)
+{
+	for (size_t r = 0; r < res->n; r++)
+		if (fs_res_is_io(res->kind[r]) && !s->stalled[r] && held[r])
+			return true;
+	return false;
+}
+
+/* The CPU trim's condition (estimate.h): the tenants keep the CPU busy,
+ * its IO is held back and its threads hardly wait for the CPU, throttled
+ * or not. NaN wait compares false. On an idle CPU a trimmed estimate
+ * changes no cap and only has to climb back later. */
+static bool cpu_trimmable(const struct fs_resources *res, const struct est_config *cfg,
+			  const struct est_sample *s, const bool *held)
+{
+	int c = fs_resources_find(res, FS_RES_CPU);
+
+	return cfg->trim_step < 1 && c >= 0 && cpu_contended(cfg, s, res->capacity[c]) &&
+	       s->cpu_wait < cfg->wait_min && held_on_io(res, s, held);
+}
+
 /* Which resources hold the tenant back, and why. */
 static unsigned held_back(const struct fs_resources *res, const struct est_config *cfg,
 			  const struct est_sample *s, const struct est_state *prev,
@@ -85,10 +113,8 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 		held[r] = false;
 		switch (res->kind[r]) {
 		case FS_RES_CPU:
-			if (cpu_throttled(s)) {
-				held[r] = true;
-				reasons |= EST_CPU_THROTTLED;
-			}
+			/* throttled: after the loop (the CPU trim needs the io
+			 * resources' verdicts) */
 			/* PSI cpu is a proxy for runqueue wait: once the wait itself
 			 * is measured it sets the CPU demand (est_update) instead of
 			 * probing every resource. Like the wait, it is contention
@@ -159,7 +185,63 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 			break; /* no kernel signal for "held back" on net yet */
 		}
 	}
+	/* throttled while its IO takes all we allow and its threads hardly
+	 * wait: not the CPU (the CPU trim) */
+	for (size_t r = 0; r < res->n; r++)
+		if (res->kind[r] == FS_RES_CPU && cpu_throttled(s) &&
+		    !cpu_trimmable(res, cfg, s, held)) {
+			held[r] = true;
+			reasons |= EST_CPU_THROTTLED;
+		}
 	return reasons;
+}
+
+/* The CPU trim this period (estimate.h). The tenant is in it while
+ * prev->reasons has EST_CPU_TRIM, and stays in it while the tenants keep
+ * the CPU busy, its IO is held and its wait is known. *step: its CPU
+ * demand steps down by trim_step from the previous estimate, then
+ * trim_pace periods pass before the next; *keep: between steps, the
+ * previous estimate at most, whatever its use (a cpu.max write refills a
+ * whole quota, so a period's use can exceed the cap); *bite: throttled
+ * with its threads waiting within TRIM_BITE_PERIODS of a step: the step
+ * bit into what it needs, one step back up, then trim_hold periods without
+ * a step. A wait later than that is kept as noise (one period's wait at
+ * a cap it lived with for a while). */
+#define TRIM_BITE_PERIODS 6 /* a step reaches cpu.max and shows a few periods late */
+static void update_trim(const struct fs_resources *res, const struct est_config *cfg,
+			const struct est_sample *s, const struct est_state *prev,
+			struct est_state *out, bool *step, bool *keep, bool *bite)
+{
+	const bool in = prev && (prev->reasons & EST_CPU_TRIM);
+	const int c = fs_resources_find(res, FS_RES_CPU);
+	const bool ctx = prev && cfg->trim_step < 1 && c >= 0 && !isnan(s->cpu_wait) &&
+			 cpu_contended(cfg, s, res->capacity[c]) && held_on_io(res, s, out->held);
+	unsigned hold = in ? prev->trim_hold : 0;
+	unsigned since = in && prev->since_trim < UCHAR_MAX ? prev->since_trim + 1u : UCHAR_MAX;
+
+	*step = *keep = *bite = false;
+	if (ctx && s->cpu_wait < cfg->wait_min) {
+		if (hold == 0 && since > cfg->trim_pace) {
+			*step = true;
+			since = 0;
+		} else {
+			*keep = in;
+			hold -= hold > 0;
+		}
+	} else if (ctx && in) {
+		if (since <= TRIM_BITE_PERIODS && cpu_throttled(s)) {
+			*bite = true;
+			hold = cfg->trim_hold;
+			since = UCHAR_MAX - 1;
+		} else {
+			*keep = true;
+			hold -= hold > 0;
+		}
+	}
+	if (*step || *keep || *bite)
+		out->reasons |= EST_CPU_TRIM;
+	out->trim_hold = (unsigned char)(hold > UCHAR_MAX ? UCHAR_MAX : hold);
+	out->since_trim = (unsigned char)(since > UCHAR_MAX ? UCHAR_MAX : since);
 }
 
 static double clamp(double v, double lo, double hi)
@@ -176,10 +258,12 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 	struct est_state out;
 	const bool have_prev = prev && prev->initialized;
 	unsigned held_periods = have_prev ? prev->held_periods : 0;
+	bool step, keep, bite;
 
 	est_state_init(&out);
 	out.initialized = true;
 	out.reasons = held_back(res, cfg, sample, have_prev ? prev : NULL, &out);
+	update_trim(res, cfg, sample, have_prev ? prev : NULL, &out, &step, &keep, &bite);
 	out.held_periods = out.reasons ? held_periods + 1 : 0;
 	for (size_t r = 0; r < res->n; r++) {
 		double p = have_prev ? prev->probe_r[r] : 1.0;
@@ -212,6 +296,13 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 		if (anchored && (res->kind[r] == FS_RES_CPU || fs_res_is_io(res->kind[r])))
 			f = fmax(f, 1.0 / sample->x);
 		d = clamp(sample->usage[r], 0, INFINITY) * f;
+		/* The CPU trim steps down from the previous estimate, not from
+		 * its use: the use follows the cap and the cap the estimate, so
+		 * a step from the use would compound with every step before. */
+		if (res->kind[r] == FS_RES_CPU && (step || keep))
+			d = fmin(d, prev->demand[r] * (step ? cfg->trim_step : 1.0));
+		else if (res->kind[r] == FS_RES_CPU && bite)
+			d = prev->demand[r] / cfg->trim_step;
 
 		if (have_prev)
 			d = fmax(d, prev->demand[r] * cfg->decay);
@@ -250,7 +341,7 @@ const char *est_reason_str(unsigned reasons, char *buf, size_t len)
 	    {EST_DECLARED, "declared"},		  {EST_DECAYING, "decaying"},
 	    {EST_CPU_WAIT, "cpu-wait"},		  {EST_IO_CONTENDED, "io-contended"},
 	    {EST_MEM_MAX, "memory-max"},	  {EST_MEM_REFAULT, "memory-refault"},
-	    {EST_IO_STALLED, "io-stalled"},
+	    {EST_IO_STALLED, "io-stalled"},	  {EST_CPU_TRIM, "cpu-trim"},
 	};
 	size_t used = 0;
 

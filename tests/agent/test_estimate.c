@@ -644,6 +644,104 @@ static void test_cpu_wait_throttled_is_probed(void **unused)
 	assert_int_equal(st.reasons, EST_CPU_WAIT);
 }
 
+/*
+ * The CPU trim (estimate.h): a writer at its io.max whose threads hardly
+ * wait for the CPU is not held back by it, throttled or not; on a busy CPU
+ * its CPU demand steps down by trim_step every trim_pace + 1 periods and
+ * between steps stays at most there, whatever its use (a cpu.max write
+ * refills a whole quota). Once the cap bites (its wait rises) the estimate
+ * steps back up and trim_hold periods pass without a trim; an idle CPU,
+ * unknown wait, a waiting thread or IO below its limit never trim.
+ */
+static void test_cpu_trim(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st, before;
+	struct est_sample s;
+	const double x = 0.3;
+	double d;
+	char why[64];
+
+	(void)unused;
+	fresh(&res, &cfg, &st, &s);
+	s.usage[CPU] = 0.1;
+	s.limit[WR] = 5 * MiB; /* writes at their io.max */
+	s.x = x;
+	s.cpu_throttled_delta = 1;
+	s.cpu_wait = 0.01;
+	s.cpu_total = 7;			    /* of 8 cores: the CPU is busy */
+	est_update(&res, &cfg, NULL, &st, &s, &st); /* nothing to step from yet */
+	assert_false(st.held[CPU]);
+	assert_near(st.demand[CPU], 0.1 / x);
+	d = st.demand[CPU];
+	for (unsigned p = 0; p < 3 * (cfg.trim_pace + 1); p++) {
+		/* it uses its whole cap, and twice that after a step (the
+		 * refill of the write) */
+		s.usage[CPU] = x * st.demand[CPU] * (p % (cfg.trim_pace + 1) == 1 ? 2 : 1);
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+		if (p % (cfg.trim_pace + 1) == 0)
+			d *= cfg.trim_step;
+		assert_false(st.held[CPU]);
+		assert_near(st.probe_r[CPU], 1);
+		assert_near(st.demand[CPU], d);
+		assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)),
+				    "io-limit,cpu-trim");
+	}
+	/* the cap bites: held on the CPU, one step back up (not to its use
+	 * over the cap), then held there without a step for trim_hold */
+	s.usage[CPU] = x * st.demand[CPU] * 2;
+	s.cpu_wait = 0.2;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	d /= cfg.trim_step;
+	assert_true(st.held[CPU]);
+	assert_near(st.demand[CPU], d);
+	assert_int_equal(st.trim_hold, cfg.trim_hold);
+	for (unsigned p = 0; p < cfg.trim_hold; p++) {
+		/* a wait long after a step is noise: kept, no second bite */
+		s.cpu_wait = p == 5 ? 0.3 : 0.01;
+		s.usage[CPU] = x * st.demand[CPU] * 2;
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+		assert_near(st.demand[CPU], d);
+		assert_true(st.reasons & EST_CPU_TRIM);
+	}
+	s.cpu_wait = 0.01;
+	s.usage[CPU] = x * st.demand[CPU];
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_near(st.demand[CPU], d * cfg.trim_step);
+	/* its IO below the limit, or an idle CPU: not trimmed */
+	before = st;
+	for (int k = 0; k < 2; k++) {
+		s.usage[WR] = k ? 5 * MiB : 2 * MiB;
+		s.cpu_total = k ? 2 : 7;
+		s.usage[CPU] = x * before.demand[CPU] * 2;
+		est_update(&res, &cfg, NULL, &before, &s, &st);
+		assert_int_equal(st.reasons & EST_CPU_TRIM, 0);
+		assert_true(st.demand[CPU] > before.demand[CPU]);
+	}
+	s.cpu_total = 7;
+	/* unknown wait (cgroupfs), or a thread that waits, never trimmed:
+	 * probed as before */
+	s.usage[CPU] = 0.1;
+	for (int k = 0; k < 2; k++) {
+		est_state_init(&st);
+		s.cpu_wait = k ? 0.8 : NAN;
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+		assert_true(st.held[CPU]);
+		assert_int_equal(st.reasons & EST_CPU_TRIM, 0);
+		assert_near(st.demand[CPU], 0.1 / x);
+	}
+	/* trim_step 1: off */
+	cfg.trim_step = 1;
+	est_state_init(&st);
+	s.cpu_wait = 0.01;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.held[CPU]);
+	assert_near(st.demand[CPU], 0.1 / x);
+}
+
 /* Memory is held back by pressure, never by usage: memory.events high or
  * max, refaults of at least refault_share of its usage in the period, PSI.
  * Held, its memory demand is probed above its usage (usage cannot exceed
@@ -802,6 +900,7 @@ int main(void)
 	    cmocka_unit_test(test_signals),
 	    cmocka_unit_test(test_cpu_wait_needs_busy_cpu),
 	    cmocka_unit_test(test_cpu_wait_throttled_is_probed),
+	    cmocka_unit_test(test_cpu_trim),
 	    cmocka_unit_test(test_memory_pressure),
 	    cmocka_unit_test(test_declared_overrides),
 	    cmocka_unit_test(test_idle_floor),

@@ -12,17 +12,16 @@
 #      operators have today; io.weight is inert on this disk);
 #   4. fairshared (psdsf, enforce=auto).
 # Asserted on phase 4: each tenant's dominant share (max of cpu / 1 core,
-# disk / capacity) within 0.08 of the target's, and the summed deviation
-# from the target at most half the default phase's (the default leaves b
-# at twice its target, 0.35 off). Within 0.05 (the issue's bar) is recorded
-# per tenant: it held for all three in 5 of 5 idle runs of this code and
-# 3 of 5 beside stress-ng --cpu 2 (a short by 0.051, and by 0.072 at host
-# load 6.6); b and c were within 0.03 in all 10. What a misses is the
-# workload, not the enforcement: under io.max b's fio needs
-# about twice the CPU per byte it needs alone (0.07-0.09 core for 0.30 of
-# the disk, 0.13 alone for all of it), so PS-DSF on the vectors measured
-# here equalises a/2, b and c at 0.30-0.31, below the target computed from
-# the standalone vectors; b stays below its cpu.max on average.
+# disk / capacity) within 0.05 of the target's (the issue's bar), and the
+# summed deviation from the target at most half the default phase's (the
+# default leaves b at twice its target, 0.35 off). Until the estimator's
+# CPU trim (agent/estimate/estimate.h) a stayed 0.03-0.07 short, and the
+# bound here was 0.08: b's fio burns the CPU it is given (0.089 core with
+# its CPU uncapped, 0.045 by hand for the same 0.31 of the disk), and its
+# CPU estimate, anchored at its use, took that from a. With the trim,
+# b's CPU demand steps down while its IO stays held and its threads do
+# not wait: every tenant within 0.006 of its target in 2 of 2 idle runs,
+# within 0.021 in 3 of 3 beside stress-ng --cpu 2.
 . "$FS_SRC/tests/vm/lib.sh"
 . "$FS_SRC/tests/vm/e2e-lib.sh"
 trap e2e_cleanup EXIT
@@ -105,8 +104,8 @@ for n in a b c; do
 	dev_d=$(calc "$dev_d + sqrt((${DOM[def.$n]} - ${TGT[$n]}) ^ 2)")
 	dev_f=$(calc "$dev_f + sqrt((${DOM[fsd.$n]} - ${TGT[$n]}) ^ 2)")
 	assert_between "$n's dominant share under fairshare vs the target ${TGT[$n]}" "${DOM[fsd.$n]}" \
-		"$(calc "${TGT[$n]} - 0.08")" "$(calc "${TGT[$n]} + 0.08")"
-	record "$n.within_0.05" "$(_cmp "$(calc "sqrt((${DOM[fsd.$n]} - ${TGT[$n]}) ^ 2)")" 0.05 '<=' && echo yes || echo no)"
+		"$(calc "${TGT[$n]} - 0.05")" "$(calc "${TGT[$n]} + 0.05")"
+	record "$n.miss" "$(calc "sqrt((${DOM[fsd.$n]} - ${TGT[$n]}) ^ 2)")"
 done
 record deviation "default=$dev_d fairshare=$dev_f"
 assert_le "summed deviation from the target under fairshare vs half the default's ($dev_d)" \
