@@ -88,17 +88,25 @@ static bool held_on_io(const struct fs_resources *res, const struct est_sample *
 	return false;
 }
 
-/* The CPU trim's condition (estimate.h): the tenants keep the CPU busy,
- * its IO is held back and its threads hardly wait for the CPU, throttled
- * or not. NaN wait compares false. On an idle CPU a trimmed estimate
- * changes no cap and only has to climb back later. */
-static bool cpu_trimmable(const struct fs_resources *res, const struct est_config *cfg,
-			  const struct est_sample *s, const bool *held)
+/* Where the CPU trim (estimate.h) can hold: it is on, the tenants keep
+ * the CPU busy, its IO is held back and its runqueue wait is known. On an
+ * idle CPU a trimmed estimate changes no cap and only has to climb back
+ * later. */
+static bool trim_context(const struct fs_resources *res, const struct est_config *cfg,
+			 const struct est_sample *s, const bool *held)
 {
 	int c = fs_resources_find(res, FS_RES_CPU);
 
-	return cfg->trim_step < 1 && c >= 0 && cpu_contended(cfg, s, res->capacity[c]) &&
-	       s->cpu_wait < cfg->wait_min && held_on_io(res, s, held);
+	return cfg->trim_step < 1 && c >= 0 && !isnan(s->cpu_wait) &&
+	       cpu_contended(cfg, s, res->capacity[c]) && held_on_io(res, s, held);
+}
+
+/* The CPU trim's condition: its threads hardly wait for the CPU there,
+ * throttled or not. */
+static bool cpu_trimmable(const struct fs_resources *res, const struct est_config *cfg,
+			  const struct est_sample *s, const bool *held)
+{
+	return trim_context(res, cfg, s, held) && s->cpu_wait < cfg->wait_min;
 }
 
 /* Which resources hold the tenant back, and why. */
@@ -187,12 +195,12 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 	}
 	/* throttled while its IO takes all we allow and its threads hardly
 	 * wait: not the CPU (the CPU trim) */
-	for (size_t r = 0; r < res->n; r++)
-		if (res->kind[r] == FS_RES_CPU && cpu_throttled(s) &&
-		    !cpu_trimmable(res, cfg, s, held)) {
-			held[r] = true;
-			reasons |= EST_CPU_THROTTLED;
-		}
+	const int c = fs_resources_find(res, FS_RES_CPU);
+
+	if (c >= 0 && cpu_throttled(s) && !cpu_trimmable(res, cfg, s, held)) {
+		held[c] = true;
+		reasons |= EST_CPU_THROTTLED;
+	}
 	return reasons;
 }
 
@@ -213,9 +221,7 @@ static void update_trim(const struct fs_resources *res, const struct est_config 
 			struct est_state *out, bool *step, bool *keep, bool *bite)
 {
 	const bool in = prev && (prev->reasons & EST_CPU_TRIM);
-	const int c = fs_resources_find(res, FS_RES_CPU);
-	const bool ctx = prev && cfg->trim_step < 1 && c >= 0 && !isnan(s->cpu_wait) &&
-			 cpu_contended(cfg, s, res->capacity[c]) && held_on_io(res, s, out->held);
+	const bool ctx = prev && trim_context(res, cfg, s, out->held);
 	unsigned hold = in ? prev->trim_hold : 0;
 	unsigned since = in && prev->since_trim < UCHAR_MAX ? prev->since_trim + 1u : UCHAR_MAX;
 
@@ -232,7 +238,7 @@ static void update_trim(const struct fs_resources *res, const struct est_config 
 		if (since <= TRIM_BITE_PERIODS && cpu_throttled(s)) {
 			*bite = true;
 			hold = cfg->trim_hold;
-			since = UCHAR_MAX - 1;
+			since = UCHAR_MAX; /* the next bite needs a step first */
 		} else {
 			*keep = true;
 			hold -= hold > 0;
