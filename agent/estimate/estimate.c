@@ -88,6 +88,23 @@ static bool held_on_io(const struct fs_resources *res, const struct est_sample *
 	return false;
 }
 
+/* Some io resource it was held on last period runs below that now: under
+ * its io.max (est_at_io_limit), or, without a limit of ours, no longer
+ * held on the contended disk. A CPU trim step that shows as this bit. */
+static bool io_fell_short(const struct fs_resources *res, const struct est_config *cfg,
+			  const struct est_sample *s, const struct est_state *prev,
+			  const bool *held)
+{
+	for (size_t r = 0; r < res->n; r++) {
+		if (!fs_res_is_io(res->kind[r]) || s->stalled[r] || !prev->held[r])
+			continue;
+		if (isfinite(s->limit[r]) ? !est_at_io_limit(cfg, s->usage[r], s->limit[r])
+					  : !held[r])
+			return true;
+	}
+	return false;
+}
+
 /* Where the CPU trim (estimate.h) can hold: it is on, the tenants keep
  * the CPU busy, its IO is held back and its runqueue wait is known. On an
  * idle CPU a trimmed estimate changes no cap and only has to climb back
@@ -209,12 +226,15 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
  * the CPU busy, its IO is held and its wait is known. *step: its CPU
  * demand steps down by trim_step from the previous estimate, then
  * trim_pace periods pass before the next; *keep: between steps, the
- * previous estimate at most, whatever its use (a cpu.max write refills a
- * whole quota, so a period's use can exceed the cap); *bite: throttled
- * with its threads waiting within TRIM_BITE_PERIODS of a step: the step
- * bit into what it needs, one step back up, then trim_hold periods without
- * a step. A wait later than that is kept as noise (one period's wait at
- * a cap it lived with for a while). */
+ * previous estimate, whatever its use (a cpu.max write refills a whole
+ * quota, so a period's use can exceed the cap, or fall short); *bite: throttled
+ * within TRIM_BITE_PERIODS of a step with its threads now waiting, or
+ * with its IO fallen short of where it was held: the step bit into what it
+ * needs, one step back up, then trim_hold periods without a step. The
+ * hold outlasts the trim: a bite that ends it (its IO no longer held)
+ * must not meet a fresh step when the IO is back. A wait later than the
+ * window is kept as noise (one period's wait at a cap it lived with for
+ * a while). */
 #define TRIM_BITE_PERIODS 6 /* a step reaches cpu.max and shows a few periods late */
 static void update_trim(const struct fs_resources *res, const struct est_config *cfg,
 			const struct est_sample *s, const struct est_state *prev,
@@ -222,27 +242,24 @@ static void update_trim(const struct fs_resources *res, const struct est_config 
 {
 	const bool in = prev && (prev->reasons & EST_CPU_TRIM);
 	const bool ctx = prev && trim_context(res, cfg, s, out->held);
-	unsigned hold = in ? prev->trim_hold : 0;
+	unsigned hold = prev ? prev->trim_hold : 0;
 	unsigned since = in && prev->since_trim < UCHAR_MAX ? prev->since_trim + 1u : UCHAR_MAX;
+	const bool waits = s->cpu_wait >= cfg->wait_min; /* NaN: false */
 
 	*step = *keep = *bite = false;
-	if (ctx && s->cpu_wait < cfg->wait_min) {
-		if (hold == 0 && since > cfg->trim_pace) {
+	if (in && since <= TRIM_BITE_PERIODS && cpu_throttled(s) &&
+	    (waits || io_fell_short(res, cfg, s, prev, out->held))) {
+		*bite = true;
+		hold = cfg->trim_hold;
+		since = UCHAR_MAX; /* the next bite needs a step first */
+	} else {
+		if (ctx && !waits && hold == 0 && since > cfg->trim_pace) {
 			*step = true;
 			since = 0;
 		} else {
-			*keep = in;
-			hold -= hold > 0;
+			*keep = ctx && in;
 		}
-	} else if (ctx && in) {
-		if (since <= TRIM_BITE_PERIODS && cpu_throttled(s)) {
-			*bite = true;
-			hold = cfg->trim_hold;
-			since = UCHAR_MAX; /* the next bite needs a step first */
-		} else {
-			*keep = true;
-			hold -= hold > 0;
-		}
+		hold -= hold > 0;
 	}
 	if (*step || *keep || *bite)
 		out->reasons |= EST_CPU_TRIM;
@@ -302,13 +319,17 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 		if (anchored && (res->kind[r] == FS_RES_CPU || fs_res_is_io(res->kind[r])))
 			f = fmax(f, 1.0 / sample->x);
 		d = clamp(sample->usage[r], 0, INFINITY) * f;
-		/* The CPU trim steps down from the previous estimate, not from
-		 * its use: the use follows the cap and the cap the estimate, so
-		 * a step from the use would compound with every step before. */
-		if (res->kind[r] == FS_RES_CPU && (step || keep))
-			d = fmin(d, prev->demand[r] * (step ? cfg->trim_step : 1.0));
-		else if (res->kind[r] == FS_RES_CPU && bite)
-			d = prev->demand[r] / cfg->trim_step;
+		/* In the CPU trim the estimate is the previous one, stepped or
+		 * not, never its use: the use follows the cap and the cap the
+		 * estimate, so any period's use below the cap (a quota refill
+		 * landing late, writeback doing its IO) ratcheted it down
+		 * between steps and through a hold, to 0.01 core at 2/3 of the
+		 * disk (e2e-njc), and a step from the use would compound with
+		 * every step before. */
+		if (res->kind[r] == FS_RES_CPU && (step || keep || bite))
+			d = prev->demand[r] * (step   ? cfg->trim_step
+					       : bite ? 1.0 / cfg->trim_step
+						      : 1.0);
 
 		if (have_prev)
 			d = fmax(d, prev->demand[r] * cfg->decay);

@@ -130,18 +130,24 @@
  *    held back by its CPU, throttled by cpu.max or not: its IO already
  *    gets all we let it have. While the tenants keep the CPU busy
  *    (cpu_busy; elsewhere no cap is at stake), its CPU demand steps down
- *    from the previous estimate by trim_step, then stays at most there
- *    for trim_pace periods, whatever its use, before the next step: a
- *    write of cpu.max refills a whole quota, so a period's use can exceed
- *    the cap, and an estimate anchored at use (use / x) follows whatever
- *    cap the tenant is given. Measured: a fio writer held to 0.31 of the
- *    disk used 0.089 core when its CPU was not capped and delivered the
- *    same 0.31 with 0.045 core by hand; the 0.044 core it burns beyond
- *    need came from the CPU-bound tenant, 0.03-0.06 off its target. A
- *    step that bites into what it needs shows within a few periods
- *    (throttled, its threads now waiting): the estimate steps back up
- *    once and holds there, with no step down for trim_hold periods. A wait
- *    later than that is noise at a cap it lived with, and is held. The
+ *    from the previous estimate by trim_step, then stays there for
+ *    trim_pace periods, whatever its use, before the next step: a write
+ *    of cpu.max refills a whole quota, so a period's use can exceed the
+ *    cap or fall short of it, and an estimate anchored at use (use / x)
+ *    follows whatever cap the tenant is given. Measured: a fio writer
+ *    held to 0.31 of the disk used 0.089 core when its CPU was not capped
+ *    and delivered the same 0.31 with 0.045 core by hand; the 0.044 core
+ *    it burns beyond need came from the CPU-bound tenant, 0.03-0.06 off
+ *    its target. A step that bites into what it needs shows within a few
+ *    periods, throttled, as its threads now waiting or as its IO falling
+ *    short of where it was held (below its io.max: the wait alone shows
+ *    late). The estimate then steps back up once and holds there, with
+ *    no step down for trim_hold periods, even if the trim ends meanwhile.
+ *    (e2e-njc, the same writer at 2/3 of the disk: with an estimate that
+ *    followed its use down between steps and through a hold, and bites
+ *    seen only by the wait, the trim took it to 0.01-0.03 core and its
+ *    disk share from 0.67 to 0.46-0.58.) A wait later than that is noise
+ *    at a cap it lived with, and is held. The
  *    trim ends (the rules above apply again) when its IO is no longer
  *    held or the CPU no longer busy. Unknown wait (cgroupfs sampler)
  *    never trims, nor does a tenant whose threads wait for the CPU from
