@@ -79,11 +79,20 @@ bool est_at_io_limit(const struct est_config *cfg, double rate, double limit)
 }
 
 /* The tenant is held back on some io resource (held_back's verdicts: at
- * its io.max, or on a contended disk). */
-static bool held_on_io(const struct fs_resources *res, const struct est_sample *s, const bool *held)
+ * its io.max, or on a contended disk; a stalled disk keeps last period's). */
+static bool held_on_io(const struct fs_resources *res, const bool *held)
 {
 	for (size_t r = 0; r < res->n; r++)
-		if (fs_res_is_io(res->kind[r]) && !s->stalled[r] && held[r])
+		if (fs_res_is_io(res->kind[r]) && held[r])
+			return true;
+	return false;
+}
+
+/* Some disk it uses stalled this period (contention.h). */
+static bool io_stalled(const struct fs_resources *res, const struct est_sample *s)
+{
+	for (size_t r = 0; r < res->n; r++)
+		if (fs_res_is_io(res->kind[r]) && s->stalled[r])
 			return true;
 	return false;
 }
@@ -115,7 +124,7 @@ static bool trim_context(const struct fs_resources *res, const struct est_config
 	int c = fs_resources_find(res, FS_RES_CPU);
 
 	return cfg->trim_step < 1 && c >= 0 && !isnan(s->cpu_wait) &&
-	       cpu_contended(cfg, s, res->capacity[c]) && held_on_io(res, s, held);
+	       cpu_contended(cfg, s, res->capacity[c]) && held_on_io(res, held);
 }
 
 /* The CPU trim's condition: its threads hardly wait for the CPU there,
@@ -245,15 +254,21 @@ static void update_trim(const struct fs_resources *res, const struct est_config 
 	unsigned hold = prev ? prev->trim_hold : 0;
 	unsigned since = in && prev->since_trim < UCHAR_MAX ? prev->since_trim + 1u : UCHAR_MAX;
 	const bool waits = s->cpu_wait >= cfg->wait_min; /* NaN: false */
+	const bool stall = io_stalled(res, s);
 
 	*step = *keep = *bite = false;
-	if (in && since <= TRIM_BITE_PERIODS && cpu_throttled(s) &&
+	if (in && !stall && since <= TRIM_BITE_PERIODS && cpu_throttled(s) &&
 	    (waits || io_fell_short(res, cfg, s, prev, out->held))) {
 		*bite = true;
 		hold = cfg->trim_hold;
 		since = UCHAR_MAX; /* the next bite needs a step first */
 	} else {
-		if (ctx && !waits && hold == 0 && since > cfg->trim_pace) {
+		/* a stalled disk says nothing of its need: kept as it was (a
+		 * trim that ended there had its CPU probed from 0.08 to 0.66
+		 * core, e2e-mix) */
+		if (in && stall) {
+			*keep = true;
+		} else if (ctx && !stall && !waits && hold == 0 && since > cfg->trim_pace) {
 			*step = true;
 			since = 0;
 		} else {
@@ -320,13 +335,19 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 			f = fmax(f, 1.0 / sample->x);
 		d = clamp(sample->usage[r], 0, INFINITY) * f;
 		/* In the CPU trim the estimate is the previous one, stepped or
-		 * not, never its use: the use follows the cap and the cap the
-		 * estimate, so any period's use below the cap (a quota refill
-		 * landing late, writeback doing its IO) ratcheted it down
-		 * between steps and through a hold, to 0.01 core at 2/3 of the
-		 * disk (e2e-njc), and a step from the use would compound with
-		 * every step before. */
-		if (res->kind[r] == FS_RES_CPU && (step || keep || bite))
+		 * not: the use follows the cap and the cap the estimate, so any
+		 * period's use below the cap (a quota refill landing late,
+		 * writeback doing its IO) ratcheted it down between steps and
+		 * through a hold, to 0.01 core at 2/3 of the disk (e2e-njc). A
+		 * step in a period in which cpu.max did not throttle the tenant
+		 * goes down to its use / x when that is lower, by half at most
+		 * (decay, below): that use is its own, and 0.8 every 5th
+		 * period took too long to bring a writer's 0.3 core estimate to
+		 * the 0.1 it used beside a busy host (e2e-mix: its cap, not
+		 * used, was denied to the CPU-bound tenant). */
+		if (res->kind[r] == FS_RES_CPU && step && !cpu_throttled(sample))
+			d = fmin(d, prev->demand[r] * cfg->trim_step);
+		else if (res->kind[r] == FS_RES_CPU && (step || keep || bite))
 			d = prev->demand[r] * (step   ? cfg->trim_step
 					       : bite ? 1.0 / cfg->trim_step
 						      : 1.0);

@@ -134,7 +134,10 @@
  *    trim_pace periods, whatever its use, before the next step: a write
  *    of cpu.max refills a whole quota, so a period's use can exceed the
  *    cap or fall short of it, and an estimate anchored at use (use / x)
- *    follows whatever cap the tenant is given. Measured: a fio writer
+ *    follows whatever cap the tenant is given. A step in a period
+ *    cpu.max did not throttle it goes down to its use / x where that is
+ *    lower (by half at most): that use is its own. A stalled disk keeps
+ *    the trim as it was. Measured: a fio writer
  *    held to 0.31 of the disk used 0.089 core when its CPU was not capped
  *    and delivered the same 0.31 with 0.045 core by hand; the 0.044 core
  *    it burns beyond need came from the CPU-bound tenant, 0.03-0.06 off

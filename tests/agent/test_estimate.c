@@ -769,6 +769,47 @@ static void test_cpu_trim(void **unused)
 		assert_int_equal(st.reasons & EST_CPU_TRIM, 0);
 		assert_near(st.demand[CPU], 0.1 / x);
 	}
+	/* not throttled, its use its own: a step goes down to its use when
+	 * lower (use / x), by half at most */
+	est_state_init(&st);
+	s.cpu_wait = 0.01;
+	s.cpu_throttled_delta = 1;
+	s.usage[CPU] = 0.1;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	est_update(&res, &cfg, NULL, &st, &s, &st); /* the first step */
+	assert_true(st.reasons & EST_CPU_TRIM);
+	s.cpu_throttled_delta = 0;
+	for (int k = 0; k < 2; k++) {
+		d = st.demand[CPU];
+		for (unsigned p = 0; p < cfg.trim_pace; p++) {
+			s.usage[CPU] = 0.01; /* kept between steps all the same */
+			est_update(&res, &cfg, NULL, &st, &s, &st);
+			assert_near(st.demand[CPU], d);
+		}
+		/* 0.7 of the estimate, then 0.1 (half at most) */
+		s.usage[CPU] = x * d * (k ? 0.1 : 0.7);
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+		assert_near(st.demand[CPU], d * (k ? cfg.decay : 0.7));
+	}
+	/* a stalled disk keeps the trim and its estimate, throttled and
+	 * waiting or not, the CPU busy or not (all wait for the disk); the
+	 * bite is looked for after it */
+	d = st.demand[CPU];
+	s.stalled[WR] = true;
+	s.cpu_total = 2;
+	s.cpu_throttled_delta = 1;
+	s.cpu_wait = 0.5;
+	s.usage[WR] = 0;
+	s.usage[CPU] = 0.001;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.reasons & EST_CPU_TRIM);
+	assert_near(st.demand[CPU], d);
+	s.stalled[WR] = false;
+	s.cpu_total = 7;
+	s.usage[WR] = 5 * MiB;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_near(st.demand[CPU], d / cfg.trim_step);
+	s.usage[CPU] = 0.1;
 	/* trim_step 1: off */
 	cfg.trim_step = 1;
 	est_state_init(&st);
