@@ -78,21 +78,13 @@ bool est_at_io_limit(const struct est_config *cfg, double rate, double limit)
 	return isfinite(limit) && limit > 0 && rate >= cfg->io_limit_ratio * limit;
 }
 
-/* The tenant is held back on some io resource (held_back's verdicts: at
- * its io.max, or on a contended disk; a stalled disk keeps last period's). */
-static bool held_on_io(const struct fs_resources *res, const bool *held)
+/* Some io resource has flag set: held (held_back's verdicts: at its
+ * io.max, or on a contended disk; a stalled disk keeps last period's), or
+ * stalled this period (contention.h). */
+static bool any_io(const struct fs_resources *res, const bool *flag)
 {
 	for (size_t r = 0; r < res->n; r++)
-		if (fs_res_is_io(res->kind[r]) && held[r])
-			return true;
-	return false;
-}
-
-/* Some disk it uses stalled this period (contention.h). */
-static bool io_stalled(const struct fs_resources *res, const struct est_sample *s)
-{
-	for (size_t r = 0; r < res->n; r++)
-		if (fs_res_is_io(res->kind[r]) && s->stalled[r])
+		if (fs_res_is_io(res->kind[r]) && flag[r])
 			return true;
 	return false;
 }
@@ -124,7 +116,7 @@ static bool trim_context(const struct fs_resources *res, const struct est_config
 	int c = fs_resources_find(res, FS_RES_CPU);
 
 	return cfg->trim_step < 1 && c >= 0 && !isnan(s->cpu_wait) &&
-	       cpu_contended(cfg, s, res->capacity[c]) && held_on_io(res, held);
+	       cpu_contended(cfg, s, res->capacity[c]) && any_io(res, held);
 }
 
 /* The CPU trim's condition: its threads hardly wait for the CPU there,
@@ -254,7 +246,7 @@ static void update_trim(const struct fs_resources *res, const struct est_config 
 	unsigned hold = prev ? prev->trim_hold : 0;
 	unsigned since = in && prev->since_trim < UCHAR_MAX ? prev->since_trim + 1u : UCHAR_MAX;
 	const bool waits = s->cpu_wait >= cfg->wait_min; /* NaN: false */
-	const bool stall = io_stalled(res, s);
+	const bool stall = any_io(res, s->stalled);
 
 	*step = *keep = *bite = false;
 	if (in && !stall && since <= TRIM_BITE_PERIODS && cpu_throttled(s) &&
@@ -345,12 +337,13 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 		 * period took too long to bring a writer's 0.3 core estimate to
 		 * the 0.1 it used beside a busy host (e2e-mix: its cap, not
 		 * used, was denied to the CPU-bound tenant). */
-		if (res->kind[r] == FS_RES_CPU && step && !cpu_throttled(sample))
-			d = fmin(d, prev->demand[r] * cfg->trim_step);
-		else if (res->kind[r] == FS_RES_CPU && (step || keep || bite))
-			d = prev->demand[r] * (step   ? cfg->trim_step
-					       : bite ? 1.0 / cfg->trim_step
-						      : 1.0);
+		if (res->kind[r] == FS_RES_CPU && (step || keep || bite)) {
+			double trimmed = prev->demand[r] * (step   ? cfg->trim_step
+							    : bite ? 1.0 / cfg->trim_step
+								   : 1.0);
+
+			d = step && !cpu_throttled(sample) ? fmin(d, trimmed) : trimmed;
+		}
 
 		if (have_prev)
 			d = fmax(d, prev->demand[r] * cfg->decay);
