@@ -202,6 +202,23 @@ _snap() {
 }
 E2E_DEV=$(cat /sys/block/vda/dev 2>/dev/null)
 
+# e2e_wait_io TIMEOUT_S NAME...: wait until each tenant ($E2E_TOP/NAME) has
+# moved at least 4 MiB on the scratch disk (io.stat rbytes + wbytes). fio's
+# start-up takes seconds under TCG, and tens of them when its cgroup's CPU
+# is held and the host is busy (e2e-njc beside stress-ng --cpu 2: c's fio,
+# beside a CPU hog in a 1/3 core, wrote nothing for its first 48 periods,
+# 14 s); a window that opens before then measures another mix.
+e2e_wait_io() {
+	local deadline=$(($(_fx "$(now)") + $(_fx "$1"))) n
+	shift
+	for n in "$@"; do
+		until _snap "$n" && ((E2E_B >= 4 << 20)); do
+			(($(_fx "$(now)") >= deadline)) && return 1
+			e2e_sleep 0.2
+		done
+	done
+}
+
 # e2e_measure SECONDS NAME...: per tenant ($E2E_TOP/NAME) one line "CORES
 # IO_BPS": cpu.stat usage_usec and io.stat rbytes+wbytes on the scratch disk
 # over the window.

@@ -21,6 +21,8 @@ echo "io.disk0 = $SCRATCH $BPS $BPS" >>"$conf"
 for n in a b c; do e2e_tenant "$conf" $n 1; done
 t_section "test 8: njc, enforce=limits, equal weights"
 fsd_start njc "$conf"
+# The window opens 25 periods after the last fio has started (e2e_wait_io).
+t_check "b's and c's disk loads running" e2e_wait_io 90 b c
 fsd_wait_periods njc 25 40
 read -r -d '' ca ia cb ib cc ic < <(e2e_measure 8 a b c)
 st=$(fsd_status njc)
