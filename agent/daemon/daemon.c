@@ -677,9 +677,35 @@ static void status_line(const struct fsd_daemon *d, char *buf, size_t len)
 	    used ? names : "none", present, d->n, p->written, p->failed, p->drifted);
 }
 
+/* " io.use=NAME:AMOUNT,..." of tenant i: what it moved on each io resource
+ * this period, beside the NAME=alloc/limit of the summary (a writer's use
+ * below its io.max is how a CPU trim step that bites shows, estimate.h). */
+static void fmt_io_use(const struct fsd_daemon *d, size_t i, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t r = 0; r < d->pcfg.res.n && used < len; r++) {
+		char a[32];
+		int w;
+
+		if (!fs_res_is_io(d->pcfg.res.kind[r]))
+			continue;
+		if (isnan(d->ta.pin[i].usage[r]))
+			snprintf(a, sizeof(a), "-");
+		else
+			fs_res_fmt_amount(d->pcfg.res.kind[r], d->ta.pin[i].usage[r], a, sizeof(a));
+		w = snprintf(buf + used, len - used, "%s%s:%s",
+			     used ? "," : " io.use=", d->pcfg.res.name[r], a);
+		if (w < 0 || (size_t)w >= len - used)
+			break;
+		used += (size_t)w;
+	}
+}
+
 static void log_period(const struct fsd_daemon *d, const char *status)
 {
-	char line[2048], why[96], wait[128];
+	char line[2048], why[96], wait[128], io_use[256];
 	int cpu = fs_resources_find(&d->pcfg.res, FS_RES_CPU);
 
 	if (!fsd_log_enabled(LOG_DEBUG))
@@ -705,9 +731,10 @@ static void log_period(const struct fsd_daemon *d, const char *status)
 			snprintf(wait, sizeof(wait),
 				 " cpu.usage=%.3f cpu.wait=%.3f cpu.wait.all=%.3f cpu.demand=%.3f",
 				 d->ta.pin[i].usage[cpu], w, wall, d->ta.est[i].demand[cpu]);
+		fmt_io_use(d, i, io_use, sizeof(io_use));
 		fsd_log(LOG_DEBUG, d->plan.t[i].name, NULL, d->conf->tenants[i].cgroup,
-			"%s probe=%.3f est=%s%s", line, est_probe(&d->ta.est[i]),
-			est_reason_str(d->ta.est[i].reasons, why, sizeof(why)), wait);
+			"%s probe=%.3f est=%s%s%s", line, est_probe(&d->ta.est[i]),
+			est_reason_str(d->ta.est[i].reasons, why, sizeof(why)), wait, io_use);
 	}
 }
 

@@ -233,17 +233,10 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
  * with its IO fallen short of where it was held: the step bit into what it
  * needs, one step back up, then trim_hold periods without a step. The
  * hold outlasts the trim: a bite that ends it (its IO no longer held)
- * must not meet a fresh step when the IO is back. Later than the window,
- * one period's wait is noise at a cap it lived with for a while, but a cap
- * that keeps biting is no noise: a bite also when the biting periods
- * (throttled, and waiting or short of its IO) outnumber the others since
- * the last bite by TRIM_BITE_RUN (trim_bites: +1 for one, -1 for another,
- * a stalled disk neither). Beside stress-ng --cpu 2 a writer held to
- * 0.012 core sat throttled and waiting (0.4-4 runnable) in 2 of 3 periods
- * for 80 periods and moved 0.24 of the disk for an allocation of 0.31
- * (e2e-mix). */
+ * must not meet a fresh step when the IO is back. A wait later than the
+ * window is kept as noise (one period's wait at a cap it lived with for
+ * a while). */
 #define TRIM_BITE_PERIODS 6 /* a step reaches cpu.max and shows a few periods late */
-#define TRIM_BITE_RUN	  4 /* net periods of biting (below) that make a late bite */
 static void update_trim(const struct fs_resources *res, const struct est_config *cfg,
 			const struct est_sample *s, const struct est_state *prev,
 			struct est_state *out, bool *step, bool *keep, bool *bite)
@@ -252,21 +245,15 @@ static void update_trim(const struct fs_resources *res, const struct est_config 
 	const bool ctx = prev && trim_context(res, cfg, s, out->held);
 	unsigned hold = prev ? prev->trim_hold : 0;
 	unsigned since = in && prev->since_trim < UCHAR_MAX ? prev->since_trim + 1u : UCHAR_MAX;
-	unsigned run = in ? prev->trim_bites : 0;
 	const bool waits = s->cpu_wait >= cfg->wait_min; /* NaN: false */
 	const bool stall = any_io(res, s->stalled);
-	const bool biting = in && !stall && cpu_throttled(s) &&
-			    (waits || io_fell_short(res, cfg, s, prev, out->held));
 
-	/* A stalled disk counts neither way. */
-	if (!stall)
-		run = biting ? run + 1 : run - (run > 0);
 	*step = *keep = *bite = false;
-	if (biting && (since <= TRIM_BITE_PERIODS || run >= TRIM_BITE_RUN)) {
+	if (in && !stall && since <= TRIM_BITE_PERIODS && cpu_throttled(s) &&
+	    (waits || io_fell_short(res, cfg, s, prev, out->held))) {
 		*bite = true;
 		hold = cfg->trim_hold;
-		since = UCHAR_MAX; /* a bite in the window needs a step first */
-		run = 0;
+		since = UCHAR_MAX; /* the next bite needs a step first */
 	} else {
 		/* a stalled disk says nothing of its need: kept as it was (a
 		 * trim that ended there had its CPU probed from 0.08 to 0.66
@@ -284,8 +271,6 @@ static void update_trim(const struct fs_resources *res, const struct est_config 
 	if (*step || *keep || *bite)
 		out->reasons |= EST_CPU_TRIM;
 	out->trim_hold = (unsigned char)(hold > UCHAR_MAX ? UCHAR_MAX : hold);
-	out->trim_bites =
-	    (unsigned char)(*step || *keep ? (run > TRIM_BITE_RUN ? TRIM_BITE_RUN : run) : 0);
 	out->since_trim = (unsigned char)(since > UCHAR_MAX ? UCHAR_MAX : since);
 }
 

@@ -149,11 +149,8 @@
  *    (e2e-njc, the same writer at 2/3 of the disk: with an estimate that
  *    followed its use down between steps and through a hold, and bites
  *    seen only by the wait, the trim took it to 0.01-0.03 core and its
- *    disk share from 0.67 to 0.46-0.58.) One wait later than that is
- *    noise at a cap it lived with, and is held; biting periods that
- *    outnumber the others since the last bite by a few are a bite too
- *    (e2e-mix beside a busy host: a writer throttled and waiting in 2 of
- *    3 periods for 80 periods at 0.012 core, 0.24 of the disk for 0.31). The
+ *    disk share from 0.67 to 0.46-0.58.) A wait later than that is noise
+ *    at a cap it lived with, and is held. The
  *    trim ends (the rules above apply again) when its IO is no longer
  *    held or the CPU no longer busy. Unknown wait (cgroupfs sampler)
  *    never trims, nor does a tenant whose threads wait for the CPU from
@@ -266,7 +263,6 @@ struct est_state {
 	unsigned char lag[FS_MAX_RES];
 	unsigned char trim_hold;  /* periods left without a CPU trim (estimate.h) */
 	unsigned char since_trim; /* periods since its last CPU trim, UCHAR_MAX: none */
-	unsigned char trim_bites; /* biting periods in the trim, net (update_trim) */
 };
 
 void est_state_init(struct est_state *s);

@@ -820,78 +820,6 @@ static void test_cpu_trim(void **unused)
 	assert_near(st.demand[CPU], 0.1 / x);
 }
 
-/*
- * The CPU trim's late bite (estimate.h): after the window of a step, one
- * period throttled and waiting is noise, but a cap that keeps biting
- * (throttled, and waiting or short of its io.max) in more periods than not
- * is a bite, whenever it comes: beside a busy host a writer held to 0.012
- * core waited in 2 of 3 periods for 80 periods and moved 0.24 of the disk
- * for an allocation of 0.31 (e2e-mix). Each such bite is one step up and a
- * fresh hold; a stalled disk counts neither way.
- */
-static void test_cpu_trim_late_bite(void **unused)
-{
-	/* 1: throttled and waiting; 0: not waiting; 2: its IO short of its
-	 * io.max, not waiting; 3: a stalled disk, waiting */
-	static const char noise[] = "10101011001010";
-	static const char *const biting[] = {"1101311", "1101312"};
-	struct fs_resources res;
-	struct est_config cfg;
-	struct est_state st;
-	struct est_sample s;
-	const double x = 0.3;
-	double d;
-
-	(void)unused;
-	fresh(&res, &cfg, &st, &s);
-	s.usage[CPU] = 0.1;
-	s.limit[WR] = 5 * MiB;
-	s.usage[WR] = 5 * MiB;
-	s.x = x;
-	s.cpu_throttled_delta = 1;
-	s.cpu_wait = 0.01;
-	s.cpu_total = 7;
-	est_update(&res, &cfg, NULL, &st, &s, &st);
-	est_update(&res, &cfg, NULL, &st, &s, &st); /* the first step */
-	s.cpu_wait = 0.2;
-	est_update(&res, &cfg, NULL, &st, &s, &st); /* a bite in the window */
-	assert_int_equal(st.trim_hold, cfg.trim_hold);
-	d = st.demand[CPU];
-	/* in the hold, past any window: waits in every other period, and
-	 * two in a row now and then, keep the estimate */
-	for (size_t p = 0; p < sizeof(noise) - 1; p++) {
-		s.cpu_wait = noise[p] == '1' ? 0.4 : 0.01;
-		s.usage[CPU] = x * d;
-		est_update(&res, &cfg, NULL, &st, &s, &st);
-		assert_near(st.demand[CPU], d);
-		assert_true(st.reasons & EST_CPU_TRIM);
-	}
-	/* waits that outnumber the rest by 4 (a stall between them counts
-	 * neither way; its IO short of its limit, throttled, is a wait too,
-	 * else it ends the trim) bite: one step up, a fresh hold, and the
-	 * count starts again */
-	for (int k = 0; k < 2; k++) {
-		const char *b = biting[k];
-
-		for (size_t p = 0; b[p]; p++) {
-			s.cpu_wait = b[p] == '1' || b[p] == '3' ? 0.4 : 0.01;
-			s.usage[WR] = b[p] == '2' ? 3 * MiB : b[p] == '3' ? 0 : 5 * MiB;
-			s.stalled[WR] = b[p] == '3';
-			s.usage[CPU] = x * d;
-			est_update(&res, &cfg, NULL, &st, &s, &st);
-			assert_true(st.reasons & EST_CPU_TRIM);
-			if (b[p + 1]) {
-				assert_near(st.demand[CPU], d);
-				continue;
-			}
-			d /= cfg.trim_step;
-			assert_near(st.demand[CPU], d);
-			assert_true(st.held[CPU]);
-			assert_int_equal(st.trim_hold, cfg.trim_hold);
-		}
-	}
-}
-
 /* Memory is held back by pressure, never by usage: memory.events high or
  * max, refaults of at least refault_share of its usage in the period, PSI.
  * Held, its memory demand is probed above its usage (usage cannot exceed
@@ -1051,7 +979,6 @@ int main(void)
 	    cmocka_unit_test(test_cpu_wait_needs_busy_cpu),
 	    cmocka_unit_test(test_cpu_wait_throttled_is_probed),
 	    cmocka_unit_test(test_cpu_trim),
-	    cmocka_unit_test(test_cpu_trim_late_bite),
 	    cmocka_unit_test(test_memory_pressure),
 	    cmocka_unit_test(test_declared_overrides),
 	    cmocka_unit_test(test_idle_floor),
