@@ -645,44 +645,58 @@ static void test_cpu_wait_throttled_is_probed(void **unused)
 }
 
 /*
- * The CPU trim (estimate.h): a writer at its io.max whose threads hardly
- * wait for the CPU is not held back by it, throttled or not; on a busy CPU
- * its CPU demand steps down by trim_step every trim_pace + 1 periods and
- * between steps stays at most there, whatever its use (a cpu.max write
- * refills a whole quota). Once the cap bites (its wait rises) the estimate
- * steps back up and trim_hold periods pass without a trim; an idle CPU,
- * unknown wait, a waiting thread or IO below its limit never trim.
+ * The CPU trim (estimate.h), one rule per test. Its case: a writer at its
+ * io.max (5 MiB/s) on a busy CPU (7 of 8 cores), held at x = TRIM_X,
+ * throttled by cpu.max, its threads hardly waiting for the CPU.
  */
-static void test_cpu_trim(void **unused)
+#define TRIM_X 0.3
+
+/* The trim's case after one update (nothing to step from yet); the next
+ * update is its first step. */
+static void trim_enter(struct fs_resources *res, struct est_config *cfg, struct est_state *st,
+		       struct est_sample *s)
+{
+	fresh(res, cfg, st, s);
+	s->usage[CPU] = 0.1;
+	s->limit[WR] = 5 * MiB;
+	s->x = TRIM_X;
+	s->cpu_throttled_delta = 1;
+	s->cpu_wait = 0.01;
+	s->cpu_total = 7;
+	est_update(res, cfg, NULL, st, s, st);
+	assert_false(st->held[CPU]);
+	assert_near(st->demand[CPU], 0.1 / TRIM_X);
+}
+
+/* One update at the cap of the estimate (use = x * demand), times f. */
+static void trim_period(const struct fs_resources *res, const struct est_config *cfg,
+			struct est_state *st, struct est_sample *s, double f)
+{
+	s->usage[CPU] = TRIM_X * st->demand[CPU] * f;
+	est_update(res, cfg, NULL, st, s, st);
+}
+
+/* Not held back by its CPU: its CPU demand steps down by trim_step every
+ * trim_pace + 1 periods and stays there between steps, whatever its use (a
+ * cpu.max write refills a whole quota: twice the cap after a step, half of
+ * it when a refill lands late). */
+static void test_cpu_trim_steps(void **unused)
 {
 	struct fs_resources res;
 	struct est_config cfg;
-	struct est_state st, before;
+	struct est_state st;
 	struct est_sample s;
-	const double x = 0.3;
-	double d;
 	char why[64];
+	double d;
 
 	(void)unused;
-	fresh(&res, &cfg, &st, &s);
-	s.usage[CPU] = 0.1;
-	s.limit[WR] = 5 * MiB; /* writes at their io.max */
-	s.x = x;
-	s.cpu_throttled_delta = 1;
-	s.cpu_wait = 0.01;
-	s.cpu_total = 7;			    /* of 8 cores: the CPU is busy */
-	est_update(&res, &cfg, NULL, &st, &s, &st); /* nothing to step from yet */
-	assert_false(st.held[CPU]);
-	assert_near(st.demand[CPU], 0.1 / x);
+	trim_enter(&res, &cfg, &st, &s);
 	d = st.demand[CPU];
 	for (unsigned p = 0; p < 3 * (cfg.trim_pace + 1); p++) {
-		/* it uses its whole cap, twice that after a step (the refill
-		 * of the write), and half of it in another period (a refill
-		 * landing late): the estimate follows neither */
 		const unsigned k = p % (cfg.trim_pace + 1);
-		s.usage[CPU] = x * st.demand[CPU] * (k == 1 ? 2 : k == 3 ? 0.5 : 1);
-		est_update(&res, &cfg, NULL, &st, &s, &st);
-		if (p % (cfg.trim_pace + 1) == 0)
+
+		trim_period(&res, &cfg, &st, &s, k == 1 ? 2 : k == 3 ? 0.5 : 1);
+		if (k == 0)
 			d *= cfg.trim_step;
 		assert_false(st.held[CPU]);
 		assert_near(st.probe_r[CPU], 1);
@@ -690,114 +704,175 @@ static void test_cpu_trim(void **unused)
 		assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)),
 				    "io-limit,cpu-trim");
 	}
-	/* the cap bites: held on the CPU, one step back up (not to its use
-	 * over the cap), then held there without a step for trim_hold */
-	s.usage[CPU] = x * st.demand[CPU] * 2;
+}
+
+/* A step whose cap bites (throttled, its threads now waiting): held on the
+ * CPU, one step back up (not to its use over the cap), then trim_hold
+ * periods without a step; a wait long after the step is noise, kept, and
+ * a use below the cap does not take the estimate down. */
+static void test_cpu_trim_bite_by_wait(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+	double d;
+
+	(void)unused;
+	trim_enter(&res, &cfg, &st, &s);
+	trim_period(&res, &cfg, &st, &s, 1); /* the first step */
+	d = st.demand[CPU];
 	s.cpu_wait = 0.2;
-	est_update(&res, &cfg, NULL, &st, &s, &st);
+	trim_period(&res, &cfg, &st, &s, 2);
 	d /= cfg.trim_step;
 	assert_true(st.held[CPU]);
 	assert_near(st.demand[CPU], d);
 	assert_int_equal(st.trim_hold, cfg.trim_hold);
 	for (unsigned p = 0; p < cfg.trim_hold; p++) {
-		/* a wait long after a step is noise: kept, no second bite;
-		 * nor does a use below the cap take the hold down */
 		s.cpu_wait = p == 5 ? 0.3 : 0.01;
-		s.usage[CPU] = x * st.demand[CPU] * (p % 3 ? 2 : 0.3);
-		est_update(&res, &cfg, NULL, &st, &s, &st);
+		trim_period(&res, &cfg, &st, &s, p % 3 ? 2 : 0.3);
 		assert_near(st.demand[CPU], d);
 		assert_true(st.reasons & EST_CPU_TRIM);
 	}
 	s.cpu_wait = 0.01;
-	s.usage[CPU] = x * st.demand[CPU];
-	est_update(&res, &cfg, NULL, &st, &s, &st);
+	trim_period(&res, &cfg, &st, &s, 1);
 	assert_near(st.demand[CPU], d * cfg.trim_step);
-	/* its IO falls short of its io.max right after a step, its threads
-	 * not waiting: that step bit too (e2e-njc), one step back up */
-	before = st;
-	d = before.demand[CPU];
+}
+
+/* Its IO falling short of its io.max right after a step, its threads not
+ * waiting, is a bite too (e2e-njc): one step back up. Still short, the
+ * trim ends and the probe raises it; back at its limit, the hold outlasts
+ * the trim: no step before it runs out. */
+static void test_cpu_trim_bite_by_io(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+	double d;
+
+	(void)unused;
+	trim_enter(&res, &cfg, &st, &s);
+	trim_period(&res, &cfg, &st, &s, 1); /* the first step */
+	d = st.demand[CPU];
 	s.usage[WR] = 4 * MiB;
-	s.usage[CPU] = x * d;
-	est_update(&res, &cfg, NULL, &before, &s, &st);
+	trim_period(&res, &cfg, &st, &s, 1);
 	assert_near(st.demand[CPU], d / cfg.trim_step);
 	assert_int_equal(st.trim_hold, cfg.trim_hold);
 	assert_true(st.reasons & EST_CPU_TRIM);
-	/* still short: the trim ends and the probe raises it; back at its
-	 * limit, the hold outlasts the trim: no step before it runs out */
-	est_update(&res, &cfg, NULL, &st, &s, &st);
+	trim_period(&res, &cfg, &st, &s, 1);
 	assert_int_equal(st.reasons & EST_CPU_TRIM, 0);
 	assert_true(st.held[CPU]);
 	s.usage[WR] = 5 * MiB;
 	for (unsigned p = 0; p + 1 < cfg.trim_hold; p++) {
-		s.usage[CPU] = x * st.demand[CPU];
 		d = st.demand[CPU];
-		est_update(&res, &cfg, NULL, &st, &s, &st);
+		trim_period(&res, &cfg, &st, &s, 1);
 		assert_int_equal(st.reasons & EST_CPU_TRIM, 0);
 		assert_near(st.demand[CPU], d);
 	}
-	est_update(&res, &cfg, NULL, &st, &s, &st);
+	trim_period(&res, &cfg, &st, &s, 1);
 	assert_true(st.reasons & EST_CPU_TRIM);
 	assert_near(st.demand[CPU], d * cfg.trim_step);
-	/* in a hold (no step to blame): its IO short of the limit is no
-	 * bite, the trim ends and it is probed as before; nor is it trimmed
-	 * on an idle CPU */
+}
+
+/* In a hold (no step to blame), its IO short of the limit is no bite: the
+ * trim ends and it is probed as before; nor is it trimmed on an idle CPU. */
+static void test_cpu_trim_ends(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st, before;
+	struct est_sample s;
+
+	(void)unused;
+	trim_enter(&res, &cfg, &st, &s);
+	trim_period(&res, &cfg, &st, &s, 1); /* the first step */
 	s.cpu_wait = 0.2;
-	est_update(&res, &cfg, NULL, &st, &s, &st);
+	trim_period(&res, &cfg, &st, &s, 1); /* a bite: the hold */
 	assert_int_equal(st.trim_hold, cfg.trim_hold);
 	s.cpu_wait = 0.01;
-	est_update(&res, &cfg, NULL, &st, &s, &st);
+	trim_period(&res, &cfg, &st, &s, 1);
 	assert_true(st.reasons & EST_CPU_TRIM);
 	before = st;
 	for (int k = 0; k < 2; k++) {
 		s.usage[WR] = k ? 5 * MiB : 2 * MiB;
 		s.cpu_total = k ? 2 : 7;
-		s.usage[CPU] = x * before.demand[CPU] * 2;
+		s.usage[CPU] = TRIM_X * before.demand[CPU] * 2;
 		est_update(&res, &cfg, NULL, &before, &s, &st);
 		assert_int_equal(st.reasons & EST_CPU_TRIM, 0);
 		assert_true(st.demand[CPU] > before.demand[CPU]);
 	}
-	s.cpu_total = 7;
-	/* unknown wait (cgroupfs), or a thread that waits, never trimmed:
-	 * probed as before */
-	s.usage[CPU] = 0.1;
-	for (int k = 0; k < 2; k++) {
+}
+
+/* Unknown wait (cgroupfs), a thread that waits, or trim_step 1 (off):
+ * never trimmed, probed as before. */
+static void test_cpu_trim_never(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+
+	(void)unused;
+	for (int k = 0; k < 3; k++) {
+		trim_enter(&res, &cfg, &st, &s);
 		est_state_init(&st);
-		s.cpu_wait = k ? 0.8 : NAN;
+		s.cpu_wait = k == 0 ? NAN : k == 1 ? 0.8 : 0.01;
+		if (k == 2)
+			cfg.trim_step = 1;
 		est_update(&res, &cfg, NULL, &st, &s, &st);
 		est_update(&res, &cfg, NULL, &st, &s, &st);
 		assert_true(st.held[CPU]);
 		assert_int_equal(st.reasons & EST_CPU_TRIM, 0);
-		assert_near(st.demand[CPU], 0.1 / x);
+		assert_near(st.demand[CPU], 0.1 / TRIM_X);
 	}
-	/* not throttled, its use its own: a step goes down to its use when
-	 * lower (use / x), by half at most */
-	est_state_init(&st);
-	s.cpu_wait = 0.01;
-	s.cpu_throttled_delta = 1;
-	s.usage[CPU] = 0.1;
-	est_update(&res, &cfg, NULL, &st, &s, &st);
-	est_update(&res, &cfg, NULL, &st, &s, &st); /* the first step */
+}
+
+/* Not throttled, its use is its own: a step goes down to its use when
+ * lower (use / x), by half at most; between steps it is kept all the same. */
+static void test_cpu_trim_step_to_use(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+	double d;
+
+	(void)unused;
+	trim_enter(&res, &cfg, &st, &s);
+	trim_period(&res, &cfg, &st, &s, 1); /* the first step */
 	assert_true(st.reasons & EST_CPU_TRIM);
 	s.cpu_throttled_delta = 0;
 	for (int k = 0; k < 2; k++) {
 		d = st.demand[CPU];
 		for (unsigned p = 0; p < cfg.trim_pace; p++) {
-			s.usage[CPU] = 0.01; /* kept between steps all the same */
+			s.usage[CPU] = 0.01;
 			est_update(&res, &cfg, NULL, &st, &s, &st);
 			assert_near(st.demand[CPU], d);
 		}
 		/* 0.7 of the estimate, then 0.1 (half at most) */
-		s.usage[CPU] = x * d * (k ? 0.1 : 0.7);
-		est_update(&res, &cfg, NULL, &st, &s, &st);
+		trim_period(&res, &cfg, &st, &s, k ? 0.1 : 0.7);
 		assert_near(st.demand[CPU], d * (k ? cfg.decay : 0.7));
 	}
-	/* a stalled disk keeps the trim and its estimate, throttled and
-	 * waiting or not, the CPU busy or not (all wait for the disk); the
-	 * bite is looked for after it */
+}
+
+/* A stalled disk keeps the trim and its estimate, throttled and waiting or
+ * not, the CPU busy or not (all wait for the disk); the bite is looked for
+ * after it. */
+static void test_cpu_trim_stall(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+	double d;
+
+	(void)unused;
+	trim_enter(&res, &cfg, &st, &s);
+	trim_period(&res, &cfg, &st, &s, 1); /* the first step */
 	d = st.demand[CPU];
 	s.stalled[WR] = true;
 	s.cpu_total = 2;
-	s.cpu_throttled_delta = 1;
 	s.cpu_wait = 0.5;
 	s.usage[WR] = 0;
 	s.usage[CPU] = 0.001;
@@ -807,17 +882,8 @@ static void test_cpu_trim(void **unused)
 	s.stalled[WR] = false;
 	s.cpu_total = 7;
 	s.usage[WR] = 5 * MiB;
-	est_update(&res, &cfg, NULL, &st, &s, &st);
+	trim_period(&res, &cfg, &st, &s, 1);
 	assert_near(st.demand[CPU], d / cfg.trim_step);
-	s.usage[CPU] = 0.1;
-	/* trim_step 1: off */
-	cfg.trim_step = 1;
-	est_state_init(&st);
-	s.cpu_wait = 0.01;
-	est_update(&res, &cfg, NULL, &st, &s, &st);
-	est_update(&res, &cfg, NULL, &st, &s, &st);
-	assert_true(st.held[CPU]);
-	assert_near(st.demand[CPU], 0.1 / x);
 }
 
 /* Memory is held back by pressure, never by usage: memory.events high or
@@ -978,7 +1044,13 @@ int main(void)
 	    cmocka_unit_test(test_signals),
 	    cmocka_unit_test(test_cpu_wait_needs_busy_cpu),
 	    cmocka_unit_test(test_cpu_wait_throttled_is_probed),
-	    cmocka_unit_test(test_cpu_trim),
+	    cmocka_unit_test(test_cpu_trim_steps),
+	    cmocka_unit_test(test_cpu_trim_bite_by_wait),
+	    cmocka_unit_test(test_cpu_trim_bite_by_io),
+	    cmocka_unit_test(test_cpu_trim_ends),
+	    cmocka_unit_test(test_cpu_trim_never),
+	    cmocka_unit_test(test_cpu_trim_step_to_use),
+	    cmocka_unit_test(test_cpu_trim_stall),
 	    cmocka_unit_test(test_memory_pressure),
 	    cmocka_unit_test(test_declared_overrides),
 	    cmocka_unit_test(test_idle_floor),
