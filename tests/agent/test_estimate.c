@@ -651,29 +651,44 @@ static void test_cpu_wait_throttled_is_probed(void **unused)
  */
 #define TRIM_X 0.3
 
+/* The trim's tests: the estimator's inputs and state. */
+struct trim_fx {
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st;
+	struct est_sample s;
+};
+
 /* The trim's case after one update (nothing to step from yet); the next
  * update is its first step. */
-static void trim_enter(struct fs_resources *res, struct est_config *cfg, struct est_state *st,
-		       struct est_sample *s)
+static void trim_enter(struct trim_fx *f)
 {
-	fresh(res, cfg, st, s);
-	s->usage[CPU] = 0.1;
-	s->limit[WR] = 5 * MiB;
-	s->x = TRIM_X;
-	s->cpu_throttled_delta = 1;
-	s->cpu_wait = 0.01;
-	s->cpu_total = 7;
-	est_update(res, cfg, NULL, st, s, st);
-	assert_false(st->held[CPU]);
-	assert_near(st->demand[CPU], 0.1 / TRIM_X);
+	fresh(&f->res, &f->cfg, &f->st, &f->s);
+	f->s.usage[CPU] = 0.1;
+	f->s.limit[WR] = 5 * MiB;
+	f->s.x = TRIM_X;
+	f->s.cpu_throttled_delta = 1;
+	f->s.cpu_wait = 0.01;
+	f->s.cpu_total = 7;
+	est_update(&f->res, &f->cfg, NULL, &f->st, &f->s, &f->st);
+	assert_false(f->st.held[CPU]);
+	assert_near(f->st.demand[CPU], 0.1 / TRIM_X);
 }
 
-/* One update at the cap of the estimate (use = x * demand), times f. */
-static void trim_period(const struct fs_resources *res, const struct est_config *cfg,
-			struct est_state *st, struct est_sample *s, double f)
+/* One update at the cap of the estimate (use = x * demand), times k. */
+static void trim_period(struct trim_fx *f, double k)
 {
-	s->usage[CPU] = TRIM_X * st->demand[CPU] * f;
-	est_update(res, cfg, NULL, st, s, st);
+	f->s.usage[CPU] = TRIM_X * f->st.demand[CPU] * k;
+	est_update(&f->res, &f->cfg, NULL, &f->st, &f->s, &f->st);
+}
+
+/* trim_enter and the first step: in the trim; its estimate. */
+static double trim_first_step(struct trim_fx *f)
+{
+	trim_enter(f);
+	trim_period(f, 1);
+	assert_true(f->st.reasons & EST_CPU_TRIM);
+	return f->st.demand[CPU];
 }
 
 /* Not held back by its CPU: its CPU demand steps down by trim_step every
@@ -682,26 +697,23 @@ static void trim_period(const struct fs_resources *res, const struct est_config 
  * it when a refill lands late). */
 static void test_cpu_trim_steps(void **unused)
 {
-	struct fs_resources res;
-	struct est_config cfg;
-	struct est_state st;
-	struct est_sample s;
+	struct trim_fx f;
 	char why[64];
 	double d;
 
 	(void)unused;
-	trim_enter(&res, &cfg, &st, &s);
-	d = st.demand[CPU];
-	for (unsigned p = 0; p < 3 * (cfg.trim_pace + 1); p++) {
-		const unsigned k = p % (cfg.trim_pace + 1);
+	trim_enter(&f);
+	d = f.st.demand[CPU];
+	for (unsigned p = 0; p < 3 * (f.cfg.trim_pace + 1); p++) {
+		const unsigned k = p % (f.cfg.trim_pace + 1);
 
-		trim_period(&res, &cfg, &st, &s, k == 1 ? 2 : k == 3 ? 0.5 : 1);
+		trim_period(&f, k == 1 ? 2 : k == 3 ? 0.5 : 1);
 		if (k == 0)
-			d *= cfg.trim_step;
-		assert_false(st.held[CPU]);
-		assert_near(st.probe_r[CPU], 1);
-		assert_near(st.demand[CPU], d);
-		assert_string_equal(est_reason_str(st.reasons, why, sizeof(why)),
+			d *= f.cfg.trim_step;
+		assert_false(f.st.held[CPU]);
+		assert_near(f.st.probe_r[CPU], 1);
+		assert_near(f.st.demand[CPU], d);
+		assert_string_equal(est_reason_str(f.st.reasons, why, sizeof(why)),
 				    "io-limit,cpu-trim");
 	}
 }
@@ -712,31 +724,26 @@ static void test_cpu_trim_steps(void **unused)
  * a use below the cap does not take the estimate down. */
 static void test_cpu_trim_bite_by_wait(void **unused)
 {
-	struct fs_resources res;
-	struct est_config cfg;
-	struct est_state st;
-	struct est_sample s;
+	struct trim_fx f;
 	double d;
 
 	(void)unused;
-	trim_enter(&res, &cfg, &st, &s);
-	trim_period(&res, &cfg, &st, &s, 1); /* the first step */
-	d = st.demand[CPU];
-	s.cpu_wait = 0.2;
-	trim_period(&res, &cfg, &st, &s, 2);
-	d /= cfg.trim_step;
-	assert_true(st.held[CPU]);
-	assert_near(st.demand[CPU], d);
-	assert_int_equal(st.trim_hold, cfg.trim_hold);
-	for (unsigned p = 0; p < cfg.trim_hold; p++) {
-		s.cpu_wait = p == 5 ? 0.3 : 0.01;
-		trim_period(&res, &cfg, &st, &s, p % 3 ? 2 : 0.3);
-		assert_near(st.demand[CPU], d);
-		assert_true(st.reasons & EST_CPU_TRIM);
+	d = trim_first_step(&f);
+	f.s.cpu_wait = 0.2;
+	trim_period(&f, 2);
+	d /= f.cfg.trim_step;
+	assert_true(f.st.held[CPU]);
+	assert_near(f.st.demand[CPU], d);
+	assert_int_equal(f.st.trim_hold, f.cfg.trim_hold);
+	for (unsigned p = 0; p < f.cfg.trim_hold; p++) {
+		f.s.cpu_wait = p == 5 ? 0.3 : 0.01;
+		trim_period(&f, p % 3 ? 2 : 0.3);
+		assert_near(f.st.demand[CPU], d);
+		assert_true(f.st.reasons & EST_CPU_TRIM);
 	}
-	s.cpu_wait = 0.01;
-	trim_period(&res, &cfg, &st, &s, 1);
-	assert_near(st.demand[CPU], d * cfg.trim_step);
+	f.s.cpu_wait = 0.01;
+	trim_period(&f, 1);
+	assert_near(f.st.demand[CPU], d * f.cfg.trim_step);
 }
 
 /* Its IO falling short of its io.max right after a step, its threads not
@@ -745,62 +752,54 @@ static void test_cpu_trim_bite_by_wait(void **unused)
  * the trim: no step before it runs out. */
 static void test_cpu_trim_bite_by_io(void **unused)
 {
-	struct fs_resources res;
-	struct est_config cfg;
-	struct est_state st;
-	struct est_sample s;
+	struct trim_fx f;
 	double d;
 
 	(void)unused;
-	trim_enter(&res, &cfg, &st, &s);
-	trim_period(&res, &cfg, &st, &s, 1); /* the first step */
-	d = st.demand[CPU];
-	s.usage[WR] = 4 * MiB;
-	trim_period(&res, &cfg, &st, &s, 1);
-	assert_near(st.demand[CPU], d / cfg.trim_step);
-	assert_int_equal(st.trim_hold, cfg.trim_hold);
-	assert_true(st.reasons & EST_CPU_TRIM);
-	trim_period(&res, &cfg, &st, &s, 1);
-	assert_int_equal(st.reasons & EST_CPU_TRIM, 0);
-	assert_true(st.held[CPU]);
-	s.usage[WR] = 5 * MiB;
-	for (unsigned p = 0; p + 1 < cfg.trim_hold; p++) {
-		d = st.demand[CPU];
-		trim_period(&res, &cfg, &st, &s, 1);
-		assert_int_equal(st.reasons & EST_CPU_TRIM, 0);
-		assert_near(st.demand[CPU], d);
+	d = trim_first_step(&f);
+	f.s.usage[WR] = 4 * MiB;
+	trim_period(&f, 1);
+	assert_near(f.st.demand[CPU], d / f.cfg.trim_step);
+	assert_int_equal(f.st.trim_hold, f.cfg.trim_hold);
+	assert_true(f.st.reasons & EST_CPU_TRIM);
+	trim_period(&f, 1);
+	assert_int_equal(f.st.reasons & EST_CPU_TRIM, 0);
+	assert_true(f.st.held[CPU]);
+	f.s.usage[WR] = 5 * MiB;
+	for (unsigned p = 0; p + 1 < f.cfg.trim_hold; p++) {
+		d = f.st.demand[CPU];
+		trim_period(&f, 1);
+		assert_int_equal(f.st.reasons & EST_CPU_TRIM, 0);
+		assert_near(f.st.demand[CPU], d);
 	}
-	trim_period(&res, &cfg, &st, &s, 1);
-	assert_true(st.reasons & EST_CPU_TRIM);
-	assert_near(st.demand[CPU], d * cfg.trim_step);
+	trim_period(&f, 1);
+	assert_true(f.st.reasons & EST_CPU_TRIM);
+	assert_near(f.st.demand[CPU], d * f.cfg.trim_step);
 }
 
 /* In a hold (no step to blame), its IO short of the limit is no bite: the
  * trim ends and it is probed as before; nor is it trimmed on an idle CPU. */
 static void test_cpu_trim_ends(void **unused)
 {
-	struct fs_resources res;
-	struct est_config cfg;
-	struct est_state st, before;
-	struct est_sample s;
+	struct trim_fx f;
+	struct est_state before;
 
 	(void)unused;
-	trim_enter(&res, &cfg, &st, &s);
-	trim_period(&res, &cfg, &st, &s, 1); /* the first step */
-	s.cpu_wait = 0.2;
-	trim_period(&res, &cfg, &st, &s, 1); /* a bite: the hold */
-	assert_int_equal(st.trim_hold, cfg.trim_hold);
-	s.cpu_wait = 0.01;
-	trim_period(&res, &cfg, &st, &s, 1);
-	assert_true(st.reasons & EST_CPU_TRIM);
-	before = st;
+	trim_first_step(&f);
+	f.s.cpu_wait = 0.2;
+	trim_period(&f, 1); /* a bite: the hold */
+	assert_int_equal(f.st.trim_hold, f.cfg.trim_hold);
+	f.s.cpu_wait = 0.01;
+	trim_period(&f, 1);
+	assert_true(f.st.reasons & EST_CPU_TRIM);
+	before = f.st;
 	for (int k = 0; k < 2; k++) {
-		s.usage[WR] = k ? 5 * MiB : 2 * MiB;
-		s.cpu_total = k ? 2 : 7;
-		s.usage[CPU] = TRIM_X * before.demand[CPU] * 2;
-		est_update(&res, &cfg, NULL, &before, &s, &st);
-		assert_int_equal(st.reasons & EST_CPU_TRIM, 0);
-		assert_true(st.demand[CPU] > before.demand[CPU]);
+		f.s.usage[WR] = k ? 5 * MiB : 2 * MiB;
+		f.s.cpu_total = k ? 2 : 7;
+		f.s.usage[CPU] = TRIM_X * before.demand[CPU] * 2;
+		est_update(&f.res, &f.cfg, NULL, &before, &f.s, &f.st);
+		assert_int_equal(f.st.reasons & EST_CPU_TRIM, 0);
+		assert_true(f.st.demand[CPU] > before.demand[CPU]);
 	}
 }
 
@@ -808,23 +807,20 @@ static void test_cpu_trim_ends(void **unused)
  * never trimmed, probed as before. */
 static void test_cpu_trim_never(void **unused)
 {
-	struct fs_resources res;
-	struct est_config cfg;
-	struct est_state st;
-	struct est_sample s;
+	struct trim_fx f;
 
 	(void)unused;
 	for (int k = 0; k < 3; k++) {
-		trim_enter(&res, &cfg, &st, &s);
-		est_state_init(&st);
-		s.cpu_wait = k == 0 ? NAN : k == 1 ? 0.8 : 0.01;
+		trim_enter(&f);
+		est_state_init(&f.st);
+		f.s.cpu_wait = k == 0 ? NAN : k == 1 ? 0.8 : 0.01;
 		if (k == 2)
-			cfg.trim_step = 1;
-		est_update(&res, &cfg, NULL, &st, &s, &st);
-		est_update(&res, &cfg, NULL, &st, &s, &st);
-		assert_true(st.held[CPU]);
-		assert_int_equal(st.reasons & EST_CPU_TRIM, 0);
-		assert_near(st.demand[CPU], 0.1 / TRIM_X);
+			f.cfg.trim_step = 1;
+		est_update(&f.res, &f.cfg, NULL, &f.st, &f.s, &f.st);
+		est_update(&f.res, &f.cfg, NULL, &f.st, &f.s, &f.st);
+		assert_true(f.st.held[CPU]);
+		assert_int_equal(f.st.reasons & EST_CPU_TRIM, 0);
+		assert_near(f.st.demand[CPU], 0.1 / TRIM_X);
 	}
 }
 
@@ -832,27 +828,22 @@ static void test_cpu_trim_never(void **unused)
  * lower (use / x), by half at most; between steps it is kept all the same. */
 static void test_cpu_trim_step_to_use(void **unused)
 {
-	struct fs_resources res;
-	struct est_config cfg;
-	struct est_state st;
-	struct est_sample s;
+	struct trim_fx f;
 	double d;
 
 	(void)unused;
-	trim_enter(&res, &cfg, &st, &s);
-	trim_period(&res, &cfg, &st, &s, 1); /* the first step */
-	assert_true(st.reasons & EST_CPU_TRIM);
-	s.cpu_throttled_delta = 0;
+	trim_first_step(&f);
+	f.s.cpu_throttled_delta = 0;
 	for (int k = 0; k < 2; k++) {
-		d = st.demand[CPU];
-		for (unsigned p = 0; p < cfg.trim_pace; p++) {
-			s.usage[CPU] = 0.01;
-			est_update(&res, &cfg, NULL, &st, &s, &st);
-			assert_near(st.demand[CPU], d);
+		d = f.st.demand[CPU];
+		for (unsigned p = 0; p < f.cfg.trim_pace; p++) {
+			f.s.usage[CPU] = 0.01;
+			est_update(&f.res, &f.cfg, NULL, &f.st, &f.s, &f.st);
+			assert_near(f.st.demand[CPU], d);
 		}
 		/* 0.7 of the estimate, then 0.1 (half at most) */
-		trim_period(&res, &cfg, &st, &s, k ? 0.1 : 0.7);
-		assert_near(st.demand[CPU], d * (k ? cfg.decay : 0.7));
+		trim_period(&f, k ? 0.1 : 0.7);
+		assert_near(f.st.demand[CPU], d * (k ? f.cfg.decay : 0.7));
 	}
 }
 
@@ -861,29 +852,24 @@ static void test_cpu_trim_step_to_use(void **unused)
  * after it. */
 static void test_cpu_trim_stall(void **unused)
 {
-	struct fs_resources res;
-	struct est_config cfg;
-	struct est_state st;
-	struct est_sample s;
+	struct trim_fx f;
 	double d;
 
 	(void)unused;
-	trim_enter(&res, &cfg, &st, &s);
-	trim_period(&res, &cfg, &st, &s, 1); /* the first step */
-	d = st.demand[CPU];
-	s.stalled[WR] = true;
-	s.cpu_total = 2;
-	s.cpu_wait = 0.5;
-	s.usage[WR] = 0;
-	s.usage[CPU] = 0.001;
-	est_update(&res, &cfg, NULL, &st, &s, &st);
-	assert_true(st.reasons & EST_CPU_TRIM);
-	assert_near(st.demand[CPU], d);
-	s.stalled[WR] = false;
-	s.cpu_total = 7;
-	s.usage[WR] = 5 * MiB;
-	trim_period(&res, &cfg, &st, &s, 1);
-	assert_near(st.demand[CPU], d / cfg.trim_step);
+	d = trim_first_step(&f);
+	f.s.stalled[WR] = true;
+	f.s.cpu_total = 2;
+	f.s.cpu_wait = 0.5;
+	f.s.usage[WR] = 0;
+	f.s.usage[CPU] = 0.001;
+	est_update(&f.res, &f.cfg, NULL, &f.st, &f.s, &f.st);
+	assert_true(f.st.reasons & EST_CPU_TRIM);
+	assert_near(f.st.demand[CPU], d);
+	f.s.stalled[WR] = false;
+	f.s.cpu_total = 7;
+	f.s.usage[WR] = 5 * MiB;
+	trim_period(&f, 1);
+	assert_near(f.st.demand[CPU], d / f.cfg.trim_step);
 }
 
 /* Memory is held back by pressure, never by usage: memory.events high or
