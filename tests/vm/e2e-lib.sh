@@ -208,14 +208,11 @@ E2E_DEV=$(cat /sys/block/vda/dev 2>/dev/null)
 # is held and the host is busy (e2e-njc beside stress-ng --cpu 2: c's fio,
 # beside a CPU hog in a 1/3 core, wrote nothing for its first 48 periods,
 # 14 s); a window that opens before then measures another mix.
-e2e_wait_io() {
-	local deadline=$(($(_fx "$(now)") + $(_fx "$1"))) n
-	shift
+e2e_wait_io() { wait_for "$1" _io_moved "${@:2}"; }
+_io_moved() {
+	local n
 	for n in "$@"; do
-		until _snap "$n" && ((E2E_B >= 4 << 20)); do
-			(($(_fx "$(now)") >= deadline)) && return 1
-			e2e_sleep 0.2
-		done
+		_snap "$n" && ((E2E_B >= 4 << 20)) || return 1
 	done
 }
 
