@@ -19,9 +19,14 @@
 /* A replaced, moved or deleted file, or new attributes: watch it again. */
 #define WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW)
 #define GONE_MASK  (IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
+/* Only the directory's own events: a watched directory reports IN_MODIFY and
+ * IN_ATTRIB of every file in it too, and a fake tree's files change every
+ * period. */
+#define PLACE_MASK (IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
 
 struct fs_watch {
-	int fd; /* the inotify instance, non-blocking */
+	int fd;	       /* the inotify instance, non-blocking */
+	uint32_t mask; /* WATCH_MASK or PLACE_MASK */
 	size_t n;
 	int *wd;	  /* [n] tenant's watch, NO_WD: none */
 	bool *changed;	  /* [n] an event came since fs_watch_arm */
@@ -68,7 +73,7 @@ void fs_watch_close(struct fs_watch *w)
 	free(w);
 }
 
-int fs_watch_open(struct fs_watch **out, size_t n)
+int fs_watch_open(struct fs_watch **out, size_t n, enum fs_watch_kind kind)
 {
 	struct fs_watch *w = calloc(1, sizeof(*w));
 	size_t m = n ? n : 1;
@@ -76,6 +81,7 @@ int fs_watch_open(struct fs_watch **out, size_t n)
 	*out = NULL;
 	if (!w)
 		return -ENOMEM;
+	w->mask = kind == FS_WATCH_PLACE ? PLACE_MASK : WATCH_MASK;
 	w->n = n;
 	w->n_buckets = 1;
 	while (w->n_buckets < 2 * m)
@@ -214,7 +220,7 @@ bool fs_watch_arm(struct fs_watch *w, size_t t, int dirfd, const char *name)
 		if (snprintf(path, sizeof(path), "%s/self/fd/%d/%s", FS_DEFAULT_PROCFS_ROOT, dirfd,
 			     name) >= (int)sizeof(path))
 			return false;
-		wd = inotify_add_watch(w->fd, path, WATCH_MASK);
+		wd = inotify_add_watch(w->fd, path, w->mask);
 		/* an inode watched already (two tenants naming one cgroup) keeps
 		 * its first tenant: the other reads every period */
 		if (wd < 0 || find(w, wd) != NO_T)

@@ -28,8 +28,18 @@
 
 struct fs_watch;
 
+/* What a watch reports. */
+enum fs_watch_kind {
+	/* the file's content changed (or it was replaced, moved, deleted) */
+	FS_WATCH_CONTENT,
+	/* a directory itself moved or went away; what happens to the files in
+	 * it is not reported (the cgroupfs sampler on a fake tree: whether the
+	 * path still leads to the directory it holds open) */
+	FS_WATCH_PLACE,
+};
+
 /* For tenants 0..n-1. 0 or -errno (then the caller reads every period). */
-int fs_watch_open(struct fs_watch **out, size_t n);
+int fs_watch_open(struct fs_watch **out, size_t n, enum fs_watch_kind kind);
 void fs_watch_close(struct fs_watch *w);
 
 /* Drains the queued events: tenants whose file changed are no longer
@@ -37,9 +47,10 @@ void fs_watch_close(struct fs_watch *w);
 void fs_watch_poll(struct fs_watch *w);
 
 /*
- * Before reading tenant t's file `name` in the directory dirfd: watches it
- * (when not watched yet) and clears its changed mark, so that a change from
- * now on is seen. false when it could not be watched (read it every period).
+ * Before reading tenant t's file `name` in the directory dirfd (".": the
+ * directory itself): watches it (when not watched yet) and clears its
+ * changed mark, so that a change from now on is seen. false when it could
+ * not be watched (read it every period).
  */
 bool fs_watch_arm(struct fs_watch *w, size_t t, int dirfd, const char *name);
 

@@ -61,10 +61,11 @@
  * path (fstatat): gone means not present; another inode means a new cgroup,
  * whose directory and files are opened at once, and the inode check below
  * resets the baseline, as before; the same inode means a controller was
- * disabled (its files went away): the others are read again. The path is
- * also looked at every period on other filesystems (the tests' fake trees,
- * where unlinked files stay readable through an open fd) and every
- * REPROBE_US on cgroup2 as a safety net.
+ * disabled (its files went away): the others are read again. On other
+ * filesystems (the tests' fake trees, where unlinked files stay readable
+ * through an open fd) the path is looked at when an inotify watch says the
+ * directory may have moved (fake_dir_may_have_moved), and everywhere every
+ * REPROBE_US as a safety net.
  */
 #include <errno.h>
 #include <math.h>
@@ -151,6 +152,9 @@ struct cg_sampler {
 	bool keep_psi;		/* *.pressure kept open too (all tenants fit) */
 	bool cgroup2;		/* the root is on cgroup2, not a fake tree */
 	struct fs_watch *mev;	/* memory.events changes; NULL: read every period */
+	struct fs_watch *place; /* fake tree: kept directories moved or removed
+				 * (tenant_open); NULL: on cgroup2, or without
+				 * inotify (the path is looked at every period) */
 	bool out_of_fds;	/* EMFILE seen: budget lowered, warned */
 	uint64_t psi_every_us;	/* read *.pressure about this often, 0: always */
 	struct fs_buf buf;
@@ -240,6 +244,7 @@ static void cg_close(void *state)
 		tenant_close(s, &s->tfd[i]);
 	free(s->tfd);
 	fs_watch_close(s->mev);
+	fs_watch_close(s->place);
 	fs_cgfs_close(&s->cg);
 	for (size_t i = 0; s->cgroups && i < s->n_tenants; i++)
 		free(s->cgroups[i]);
@@ -295,12 +300,14 @@ static int cg_open(void **state, const struct fs_sampler_config *cfg)
 	s->n_disks = cfg->n_disks;
 	if (cfg->n_disks)
 		memcpy(s->disks, cfg->disks, cfg->n_disks * sizeof(s->disks[0]));
-	if (fs_watch_open(&s->mev, s->n_tenants) < 0)
+	if (fs_watch_open(&s->mev, s->n_tenants, FS_WATCH_CONTENT) < 0)
 		fs_logf(s->log, s->log_ctx, LOG_INFO,
 			"sampler: no inotify: memory.events is read every period");
 	/* no disks: no io.stat; memory.events watched: read when it changes */
 	s->fds_per_tenant = 1 + N_FILES - (s->n_disks ? 0 : 1) - (s->mev ? 1 : 0);
 	s->cgroup2 = fs_cgfs_is_cgroup2(s->cg.root_fd);
+	if (!s->cgroup2 && fs_watch_open(&s->place, s->n_tenants, FS_WATCH_PLACE) < 0)
+		s->place = NULL; /* the path is looked at every period */
 	s->fd_budget = default_fd_budget();
 	if (cfg->max_open_files && cfg->max_open_files < s->fd_budget)
 		s->fd_budget = cfg->max_open_files;
@@ -594,14 +601,32 @@ static bool same_dir(struct cg_sampler *s, size_t t)
 
 /*
  * Makes tf->dirfd the directory now at the tenant's path: keeps the open one
- * when the path still leads to it, else (re)opens it. On a fake tree the path
- * is looked at every period (unlinked files stay readable there). On cgroup2
- * the files of a removed cgroup fail at once with ENODEV (then sample_one
- * looks, check = true) and a cgroup cannot be renamed (EPERM), so the path is
- * looked at only every REPROBE_US, as a safety net: that saves a path lookup
- * per tenant per period (fstatat: 4.5 us of ~23 us per tenant on 6.18 in a
- * VM). 0 or -errno (-ENOENT: the cgroup does not exist).
+ * when the path still leads to it, else (re)opens it. On cgroup2 the files of
+ * a removed cgroup fail at once with ENODEV (then sample_one looks, check =
+ * true) and a cgroup cannot be renamed (EPERM), so the path is looked at only
+ * every REPROBE_US, as a safety net: that saves a path lookup per tenant per
+ * period (fstatat: 4.5 us of ~23 us per tenant on 6.18 in a VM). On a fake
+ * tree unlinked files stay readable; the path is looked at there only when
+ * fake_dir_may_have_moved says so. 0 or -errno (-ENOENT: the cgroup does not
+ * exist).
  */
+/*
+ * Fake tree, kept directory: whether the path may no longer lead to it.
+ * Looking every period (fstatat) was 17% of the sampler's time at 1,000
+ * tenants in issue 19's benchmark; two inotify watches say it instead. The
+ * directory's own (s->place) reports a rename (the tests replace a tenant's
+ * directory by renaming it away, so that its inode is not reused). A
+ * removal does not reach it while the directory is held open (IN_DELETE_SELF
+ * comes at the last close), but rmdir needs an empty directory and an
+ * unlinked file reports IN_ATTRIB: memory.events' watch (s->mev) sees that,
+ * and any write to it, which only costs a look. Either watch missing (no
+ * inotify, no memory.events, a watch limit) means looking every period.
+ */
+static bool fake_dir_may_have_moved(const struct cg_sampler *s, size_t t)
+{
+	return !fs_watch_unchanged(s->place, t) || !fs_watch_unchanged(s->mev, t);
+}
+
 static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool check)
 {
 	struct tenant_fds *tf = &s->tfd[t];
@@ -609,10 +634,13 @@ static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool che
 	int fd;
 
 	if (tf->dirfd >= 0) {
-		if (!check && s->cgroup2 && now_us < tf->check_at_us)
+		if (!check && now_us < tf->check_at_us &&
+		    (s->cgroup2 || !fake_dir_may_have_moved(s, t)))
 			return 0;
 		if (same_dir(s, t)) {
 			tf->check_at_us = now_us + REPROBE_US;
+			if (tf->kept)
+				fs_watch_arm(s->place, t, tf->dirfd, ".");
 			return 0;
 		}
 		tenant_close(s, tf); /* gone, or another directory now */
@@ -630,8 +658,9 @@ static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool che
 		return r;
 	}
 	if (!tf->known || st.st_dev != tf->dev || st.st_ino != tf->ino) {
-		tf->absent = 0;		    /* a new cgroup: probe every file */
-		fs_watch_forget(s->mev, t); /* and watch its own memory.events */
+		tf->absent = 0;		      /* a new cgroup: probe every file */
+		fs_watch_forget(s->mev, t);   /* and watch its own memory.events */
+		fs_watch_forget(s->place, t); /* and its own directory */
 		tf->known = true;
 		tf->dev = st.st_dev;
 		tf->ino = st.st_ino;
@@ -641,6 +670,8 @@ static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool che
 	if (s->fds_reserved + s->fds_per_tenant <= s->fd_budget) {
 		tf->kept = true;
 		s->fds_reserved += s->fds_per_tenant;
+		/* one that is not kept is opened by its path every period */
+		fs_watch_arm(s->place, t, fd, ".");
 	}
 	return 0;
 }
@@ -666,6 +697,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 		if (r < 0) {
 			p->valid = false; /* when it comes back, it is a new cgroup */
 			fs_watch_forget(s->mev, t);
+			fs_watch_forget(s->place, t);
 			return;
 		}
 		o->present = true;
@@ -710,6 +742,7 @@ static int cg_sample(void *state, uint64_t now_us, struct fs_tenant_sample *out)
 	struct cg_sampler *s = state;
 
 	fs_watch_poll(s->mev);
+	fs_watch_poll(s->place);
 	for (size_t t = 0; t < s->n_tenants; t++)
 		sample_one(s, t, now_us, &out[t]);
 	return 0;
@@ -769,6 +802,12 @@ static int cg_retarget(void *state, size_t n, const char *const *cgroups, const 
 	r = fs_watch_remap(s->mev, n, map);
 	if (r < 0)
 		goto fail;
+	/* after the one that may fail the whole retarget: without its watches
+	 * a fake tree's paths are looked at every period, as before */
+	if (fs_watch_remap(s->place, n, map) < 0) {
+		fs_watch_close(s->place);
+		s->place = NULL;
+	}
 	for (size_t j = 0; j < n; j++) {
 		if (map[j] == FS_LIST_NEW) {
 			tenant_fds_init(&tfd[j]);

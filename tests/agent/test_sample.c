@@ -583,6 +583,51 @@ static void test_sampler_recreated(void **state)
 	fs_sampler_cgroupfs.close(st);
 }
 
+/*
+ * Fake tree: a kept directory is looked up by its path only when a watch says
+ * it may have moved (its own rename, an unlink of memory.events in it), not
+ * every period. Its parent renamed away moves it without either, so a new
+ * directory at the path is found only by the safety net, REPROBE_US (10 s)
+ * after the last look: until then the old one is still read.
+ */
+#define CPU_STAT_AT(usage)                                                                         \
+	"usage_usec " usage "\nuser_usec 0\nsystem_usec 0\nnr_periods 10\nnr_throttled 2\n"        \
+	"throttled_usec 0\n"
+
+static void test_sampler_fake_dir_looked_up_on_events(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"a/t1"};
+	struct fs_tenant_sample s;
+	char from[512], to[512];
+	void *st;
+
+	write_counters(f->root, "a/t1", 1000000, 0, 0, 0, 100, true);
+	open_sampler(f, &st, 1, cgs);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, &s), 0);
+	snprintf(from, sizeof(from), "%s/a", f->root);
+	snprintf(to, sizeof(to), "%s/a_old", f->root);
+	assert_int_equal(rename(from, to), 0);
+	write_counters(f->root, "a/t1", 5000000, 0, 0, 0, 100, true);
+	/* cpu.stat only: a write to memory.events would be a reason to look */
+	at_write(f->root, "a_old/t1/cpu.stat", CPU_STAT_AT("2000000"));
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, &s), 0);
+	assert_false(s.reset); /* the open directory, now at a_old/t1 */
+	assert_true(s.cpu_cores == 1.0);
+	at_write(f->root, "a_old/t1/cpu.stat", CPU_STAT_AT("3000000"));
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 10999999, &s), 0);
+	assert_false(s.reset);
+	/* 10 s after the last look: the path leads elsewhere, a new baseline */
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 11000000, &s), 0);
+	assert_true(s.present);
+	assert_true(s.reset);
+	write_counters(f->root, "a/t1", 6000000, 0, 0, 0, 100, true);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 12000000, &s), 0);
+	assert_false(s.reset);
+	assert_true(s.cpu_cores == 1.0);
+	fs_sampler_cgroupfs.close(st);
+}
+
 static void test_sampler_missing_file_probed_rarely(void **state)
 {
 	struct fake *f = *state;
@@ -708,9 +753,9 @@ static void test_sampler_fds_released(void **state)
 	 * and 1 + 4 are budgeted each: t1..t3 keep 1 + 4 fds (the directory,
 	 * cpu.stat, memory.current, memory.stat, io.stat), t4 reopens. */
 	open_sampler_budget(f, &st, 4, cgs, 2 * 8);
-	assert_int_equal(count_fds(), before + 2); /* the root, the inotify instance */
+	assert_int_equal(count_fds(), before + 3); /* the root, the two inotify instances */
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
-	assert_int_equal(count_fds(), before + 2 + 3 * 5);
+	assert_int_equal(count_fds(), before + 3 + 3 * 5);
 	for (int i = 0; i < 4; i++)
 		write_counters(f->root, cgs[i], 1000000 + 500000 * (unsigned)(i + 1), 0, 8192, 0,
 			       100, true);
@@ -723,7 +768,7 @@ static void test_sampler_fds_released(void **state)
 		assert_true(s[i].mem_current == 1048576);
 		assert_true(s[i].psi_mem.some_avg10 == 2.0); /* read, not kept */
 	}
-	assert_int_equal(count_fds(), before + 2 + 3 * 5);
+	assert_int_equal(count_fds(), before + 3 + 3 * 5);
 
 	/* t1 goes: its fds are closed and its share goes to t4. */
 	snprintf(path, sizeof(path), "%s/t1", f->root);
@@ -731,7 +776,7 @@ static void test_sampler_fds_released(void **state)
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, s), 0);
 	assert_false(s[0].present);
 	assert_true(s[3].present && !s[3].reset);
-	assert_int_equal(count_fds(), before + 2 + 3 * 5);
+	assert_int_equal(count_fds(), before + 3 + 3 * 5);
 	fs_sampler_cgroupfs.close(st);
 	assert_int_equal(count_fds(), before);
 
@@ -740,7 +785,7 @@ static void test_sampler_fds_released(void **state)
 	open_sampler_budget(f, &st, 4, cgs, 0);
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, s), 0);
-	assert_int_equal(count_fds(), before + 2 + 4 * 6);
+	assert_int_equal(count_fds(), before + 3 + 4 * 6);
 	fs_sampler_cgroupfs.close(st);
 	assert_int_equal(count_fds(), before);
 }
@@ -845,8 +890,9 @@ static void test_sampler_retarget(void **state)
 	assert_non_null(fs_sampler_cgroupfs.retarget);
 	assert_int_equal(fs_sampler_cgroupfs.retarget(st, 2, after_cgs, from), 0);
 	/* t1's directory and files closed; nothing opened for t3 yet */
-	/* the root and the inotify instance, and one tenant's files of two */
-	assert_int_equal(count_fds(), fds + 2 + (open_two - fds - 2) / 2);
+	/* the root and the two inotify instances (memory.events; a fake
+	 * tree's kept directories), and one tenant's files of two */
+	assert_int_equal(count_fds(), fds + 3 + (open_two - fds - 3) / 2);
 	write_counters(f->root, "t2", 2500000, 0, 4096, 0, 100, true);
 	write_events(f->root, "t2", 2, 0, 0);
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, s), 0);
@@ -1066,6 +1112,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sampler_symlink_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_fresh_reads, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_recreated, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_fake_dir_looked_up_on_events, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_missing_file_probed_rarely, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_fds_released, setup, teardown),

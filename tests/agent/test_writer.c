@@ -960,6 +960,13 @@ static void test_kept_files(void **state)
 	assert_string_equal(cg_read(f, "a.slice", "io.max"),
 			    "254:0 rbps=1 wbps=2097152 riops=max wiops=max");
 	assert_int_equal(count_fds(), base + 3);
+	/* Someone else's longer value in a kept file: ours, as long as the one
+	 * we wrote last, replaces all of it (a pwrite alone would leave its
+	 * tail: the length of what is there is not ours to know any more). */
+	at_write(f->root, "a.slice/cpu.max", "max 100000 and then some\n");
+	assert_int_equal(fs_writer_apply(w, A, &l, 3, &res), 0);
+	assert_int_equal(res.drifted, 1);
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "5000 100000");
 	/* A new directory at the path, lent from now on: its files are
 	 * written, the old directory's kept files closed and left alone. */
 	snprintf(path, sizeof(path), "%s/a.slice", f->root);
@@ -970,7 +977,7 @@ static void test_kept_files(void **state)
 	assert_true(fd[0] >= 0);
 	fs_writer_recheck(w, A);
 	l.cpu_quota_us = 6000;
-	assert_int_equal(fs_writer_apply(w, A, &l, 3, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 4, &res), 0);
 	assert_int_equal(res.written, 7);
 	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "6000 100000");
 	assert_string_equal(cg_read(f, "a.old", "cpu.max"), "5000 100000");
