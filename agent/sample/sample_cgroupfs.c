@@ -600,17 +600,6 @@ static bool same_dir(struct cg_sampler *s, size_t t)
 }
 
 /*
- * Makes tf->dirfd the directory now at the tenant's path: keeps the open one
- * when the path still leads to it, else (re)opens it. On cgroup2 the files of
- * a removed cgroup fail at once with ENODEV (then sample_one looks, check =
- * true) and a cgroup cannot be renamed (EPERM), so the path is looked at only
- * every REPROBE_US, as a safety net: that saves a path lookup per tenant per
- * period (fstatat: 4.5 us of ~23 us per tenant on 6.18 in a VM). On a fake
- * tree unlinked files stay readable; the path is looked at there only when
- * fake_dir_may_have_moved says so. 0 or -errno (-ENOENT: the cgroup does not
- * exist).
- */
-/*
  * Fake tree, kept directory: whether the path may no longer lead to it.
  * Looking every period (fstatat) was 17% of the sampler's time at 1,000
  * tenants in issue 19's benchmark; two inotify watches say it instead. The
@@ -627,6 +616,17 @@ static bool fake_dir_may_have_moved(const struct cg_sampler *s, size_t t)
 	return !fs_watch_unchanged(s->place, t) || !fs_watch_unchanged(s->mev, t);
 }
 
+/*
+ * Makes tf->dirfd the directory now at the tenant's path: keeps the open one
+ * when the path still leads to it, else (re)opens it. On cgroup2 the files of
+ * a removed cgroup fail at once with ENODEV (then sample_one looks, check =
+ * true) and a cgroup cannot be renamed (EPERM), so the path is looked at only
+ * every REPROBE_US, as a safety net: that saves a path lookup per tenant per
+ * period (fstatat: 4.5 us of ~23 us per tenant on 6.18 in a VM). On a fake
+ * tree unlinked files stay readable; the path is looked at there only when
+ * fake_dir_may_have_moved says so. 0 or -errno (-ENOENT: the cgroup does not
+ * exist).
+ */
 static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool check)
 {
 	struct tenant_fds *tf = &s->tfd[t];
