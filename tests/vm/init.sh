@@ -37,36 +37,6 @@ fatal() {
 	poweroff -f
 }
 
-# hold_tracepoints TRACEFS: two idle probes on each tracepoint fairshared's
-# eBPF programs attach to (sched_switch, block_bio_queue), held from boot,
-# before any workload runs. With two probes there, a third coming and going
-# patches no kernel text: the tracepoint's static key is on already and its
-# static call goes to the iterator (kernel/tracepoint.c: N -> N+1 for N > 1
-# only swaps the probe array). Without them every fairshared start and exit
-# flips both, patching __schedule (text_poke_bp: int3, then the new bytes)
-# while the suite's workloads run, and a stopped guest was found with a vCPU
-# at __schedule+0x1bc, the jump label of __tracepoint_sched_switch (Debian
-# 6.1.0-56's __jump_table), under TCG. Counted with a kprobe on
-# text_poke_bp_batch during e2e-njc: every tracepoint patch comes before the
-# suite now; what is left in it is cgroup setup and teardown (cpuset, memcg,
-# the first cpu.max), outside the workloads. Each trace instance's event is a
-# probe of its own; recording is off (tracing_on 0, no command names), so a
-# probe returns at once. The instances outlive the tracefs mount.
-hold_tracepoints() {
-	t=$1
-	echo 0 >$t/options/record-cmd 2>/dev/null
-	for i in fsvm-hold1 fsvm-hold2; do
-		mkdir $t/instances/$i 2>/dev/null || {
-			log "tracepoints not held: no trace instances in $t"
-			return
-		}
-		echo 0 >$t/instances/$i/tracing_on
-		echo 1 >$t/instances/$i/events/sched/sched_switch/enable
-		echo 1 >$t/instances/$i/events/block/block_bio_queue/enable
-	done
-	log "tracepoints sched_switch, block_bio_queue: 2 idle probes held"
-}
-
 # --- systemd as PID 1 ("# vm: systemd" suites) ------------------------------
 # systemd wants a root it can write (/etc, /var, its units), so the read-only
 # host root becomes the lower layer of an overlay whose upper layer is tmpfs:
@@ -197,10 +167,6 @@ boot_systemd() {
 		EOF
 	done
 
-	mount -t tracefs tracefs /sys/kernel/tracing && {
-		hold_tracepoints /sys/kernel/tracing
-		umount /sys/kernel/tracing
-	}
 	mount --move /dev $N/dev
 	mount --move /sys $N/sys
 	mount --move /proc $N/proc
@@ -237,7 +203,6 @@ mount -t cgroup2 -o nsdelegate cgroup2 $R/sys/fs/cgroup || fatal "mount cgroup2"
 mount -t bpf bpf $R/sys/fs/bpf 2>/dev/null
 mount -t tracefs tracefs $R/sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs $R/sys/kernel/debug 2>/dev/null
-hold_tracepoints $R/sys/kernel/tracing
 mount -t tmpfs -o mode=1777 tmpfs $R/tmp
 mount -t tmpfs -o mode=0755 tmpfs $R/run
 mkdir -p $FSVM
