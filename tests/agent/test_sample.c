@@ -257,9 +257,8 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void write_counters(const char *root, const char *cg, unsigned long long usage,
-			   unsigned long long thr_us, unsigned long long rbytes,
-			   unsigned long long oom_kill, unsigned long long psi_total, bool full)
+static void write_cpu_stat(const char *root, const char *cg, unsigned long long usage,
+			   unsigned long long thr_us)
 {
 	char path[256], text[512];
 
@@ -269,6 +268,15 @@ static void write_counters(const char *root, const char *cg, unsigned long long 
 		 "nr_throttled 2\nthrottled_usec %llu\n",
 		 usage, thr_us);
 	at_write(root, path, text);
+}
+
+static void write_counters(const char *root, const char *cg, unsigned long long usage,
+			   unsigned long long thr_us, unsigned long long rbytes,
+			   unsigned long long oom_kill, unsigned long long psi_total, bool full)
+{
+	char path[256], text[512];
+
+	write_cpu_stat(root, cg, usage, thr_us);
 	snprintf(path, sizeof(path), "%s/io.stat", cg);
 	snprintf(text, sizeof(text),
 		 "8:0 rbytes=%llu wbytes=0 rios=%llu wios=0 dbytes=0 dios=0\n"
@@ -590,10 +598,6 @@ static void test_sampler_recreated(void **state)
  * directory at the path is found only by the safety net, REPROBE_US (10 s)
  * after the last look: until then the old one is still read.
  */
-#define CPU_STAT_AT(usage)                                                                         \
-	"usage_usec " usage "\nuser_usec 0\nsystem_usec 0\nnr_periods 10\nnr_throttled 2\n"        \
-	"throttled_usec 0\n"
-
 static void test_sampler_fake_dir_looked_up_on_events(void **state)
 {
 	struct fake *f = *state;
@@ -610,11 +614,11 @@ static void test_sampler_fake_dir_looked_up_on_events(void **state)
 	assert_int_equal(rename(from, to), 0);
 	write_counters(f->root, "a/t1", 5000000, 0, 0, 0, 100, true);
 	/* cpu.stat only: a write to memory.events would be a reason to look */
-	at_write(f->root, "a_old/t1/cpu.stat", CPU_STAT_AT("2000000"));
+	write_cpu_stat(f->root, "a_old/t1", 2000000, 0);
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 2000000, &s), 0);
 	assert_false(s.reset); /* the open directory, now at a_old/t1 */
 	assert_true(s.cpu_cores == 1.0);
-	at_write(f->root, "a_old/t1/cpu.stat", CPU_STAT_AT("3000000"));
+	write_cpu_stat(f->root, "a_old/t1", 3000000, 0);
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 10999999, &s), 0);
 	assert_false(s.reset);
 	/* 10 s after the last look: the path leads elsewhere, a new baseline */
