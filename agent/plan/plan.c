@@ -477,6 +477,14 @@ static void set_memory(const struct plan_config *cfg, const struct plan *pl, dou
 		from = fmin(from, lim);
 		lim = fmax((double)share, from * (1 - cfg->mem_high_step));
 		t->mem_why = lim <= (double)share ? "short: held at share" : "short: stepping down";
+	} else if (pl->mem_short && lim > (double)share) {
+		/* Short, at or below its share: it may grow to its share, not
+		 * past it. The guard would lend it part of the headroom, and a
+		 * hog whose worker was just killed (usage a moment below share,
+		 * the freed memory counted as headroom) took it back at once
+		 * and was stepped down again: a cycle of 5-10 % above share. */
+		lim = (double)share;
+		t->mem_why = "short: its share";
 	}
 	if (!(lim >= (double)share)) {
 		lim = (double)share;

@@ -114,6 +114,9 @@
  *      short, tenant above its share: steps down from the value in force
  *        by mem_high_step per period towards share (gradually: reclaim,
  *        not an OOM kill, and it throttles the growth meanwhile);
+ *      short, tenant at or below its share: at most its share (the
+ *        guard lends nothing while short: a hog whose worker was just
+ *        killed would take the freed memory back at once);
  *    then the configured max caps and min raises it; page aligned; "max"
  *    at or above C; a change within `deadband` of the previous value keeps
  *    it (stable outputs), except a step down reaching the share; held at

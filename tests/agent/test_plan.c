@@ -1167,6 +1167,43 @@ static void test_warm_from_prev(void **unused)
 	plan_free(&first);
 }
 
+/* Short of memory, a tenant at or below its share may grow to its share,
+ * not past it: a hog held at its share whose worker was killed (usage a
+ * moment below share, the freed memory counted as headroom) was lent part
+ * of that headroom by the growth guard, took it back and was stepped down
+ * again, a cycle 5-10 % above its share (CI, e2e-memory-hog). */
+static void test_memory_short_no_growth_past_share(void **unused)
+{
+	struct plan_config cfg;
+	struct plan_tenant_in in[2];
+	struct plan pl;
+	const uint64_t share = 4ull << 30;
+
+	(void)unused;
+	host(&cfg);
+	tenant(&in[0], "steady", 0.5, 2.9 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
+	compute(&cfg, 2, in, NULL, &pl);
+	for (int k = 0; k < 12; k++)
+		step(&cfg, NULL, 2, in, &pl);
+	assert_int_equal(pl.t[1].mem_high, share);
+	assert_string_equal(pl.t[1].mem_why, "short: held at share");
+	/* a worker killed: 3.5 GiB, headroom 1.6 GiB; the guard alone would
+	 * give 3.5 + 0.5 x 1.6 = 4.3 GiB */
+	in[1].usage[MEM] = 3.5 * GiB;
+	step(&cfg, NULL, 2, in, &pl);
+	assert_true(pl.mem_short);
+	assert_int_equal(pl.t[1].mem_high, share);
+	assert_string_equal(pl.t[1].mem_why, "short: its share");
+	assert_int_equal(pl.t[0].mem_high, share);
+	/* its restart takes the memory back: held at share again */
+	in[1].usage[MEM] = 4.5 * GiB;
+	step(&cfg, NULL, 2, in, &pl);
+	assert_int_equal(pl.t[1].mem_high, share);
+	assert_string_equal(pl.t[1].mem_why, "short: held at share");
+	plan_free(&pl);
+}
+
 /*
  * A tenant joining moves every share a little: memory.low, and memory.high
  * of a tenant held at its share, stay while the share moves within the
@@ -1251,6 +1288,7 @@ int main(void)
 	    cmocka_unit_test(test_memory_low_is_share),
 	    cmocka_unit_test(test_memory_growth_guard),
 	    cmocka_unit_test(test_memory_short_steps_down),
+	    cmocka_unit_test(test_memory_short_no_growth_past_share),
 	    cmocka_unit_test(test_memory_safety),
 	    cmocka_unit_test(test_io_split_by_mix),
 	    cmocka_unit_test(test_io_shared_budget),
