@@ -1167,6 +1167,20 @@ static void test_warm_from_prev(void **unused)
 	plan_free(&first);
 }
 
+/* Steady (2.9 GiB) and a hog (5 GiB) on 8 GiB, short of memory, stepped
+ * until the hog is held at its share (4 GiB). */
+static void hog_held_at_share(struct plan_config *cfg, struct plan_tenant_in *in, struct plan *pl)
+{
+	host(cfg);
+	tenant(&in[0], "steady", 0.5, 2.9 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
+	compute(cfg, 2, in, NULL, pl);
+	for (int k = 0; k < 12; k++)
+		step(cfg, NULL, 2, in, pl);
+	assert_int_equal(pl->t[1].mem_high, 4ull << 30);
+	assert_string_equal(pl->t[1].mem_why, "short: held at share");
+}
+
 /* Short of memory, a tenant at or below its share may grow to its share,
  * not past it: a hog held at its share whose worker was killed (usage a
  * moment below share, the freed memory counted as headroom) was lent part
@@ -1180,14 +1194,7 @@ static void test_memory_short_no_growth_past_share(void **unused)
 	const uint64_t share = 4ull << 30;
 
 	(void)unused;
-	host(&cfg);
-	tenant(&in[0], "steady", 0.5, 2.9 * GiB, 1 * MiB, 1 * MiB);
-	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
-	compute(&cfg, 2, in, NULL, &pl);
-	for (int k = 0; k < 12; k++)
-		step(&cfg, NULL, 2, in, &pl);
-	assert_int_equal(pl.t[1].mem_high, share);
-	assert_string_equal(pl.t[1].mem_why, "short: held at share");
+	hog_held_at_share(&cfg, in, &pl);
 	/* a worker killed: 3.5 GiB, headroom 1.6 GiB; the guard alone would
 	 * give 3.5 + 0.5 x 1.6 = 4.3 GiB */
 	in[1].usage[MEM] = 3.5 * GiB;
@@ -1218,14 +1225,7 @@ static void test_memory_share_moves_within_band(void **unused)
 	const uint64_t share = 4ull << 30;
 
 	(void)unused;
-	host(&cfg);
-	tenant(&in[0], "steady", 0.5, 2.9 * GiB, 1 * MiB, 1 * MiB);
-	tenant(&in[1], "hog", 0.5, 5 * GiB, 1 * MiB, 1 * MiB);
-	compute(&cfg, 2, in, NULL, &pl);
-	for (int k = 0; k < 12; k++)
-		step(&cfg, NULL, 2, in, &pl);
-	assert_int_equal(pl.t[1].mem_high, share);
-	assert_string_equal(pl.t[1].mem_why, "short: held at share");
+	hog_held_at_share(&cfg, in, &pl);
 
 	/* a small tenant joins: shares fall 2 %, within the band */
 	tenant(&in[2], "small", 0.1, 1 * MiB, 1 * MiB, 1 * MiB);
