@@ -95,6 +95,7 @@ boot_systemd() {
 	[ -r $N/run/fsvm/env ] || fatal "no env file on the run share"
 	. $N/run/fsvm/env
 	mkdir -p $N/run/fsvm/out
+	[ -n "$FS_VM_KALLSYMS" ] && cat /proc/kallsyms >$N/run/fsvm/kallsyms
 
 	sed s/-//g /proc/sys/kernel/random/uuid >$N/etc/machine-id
 	# A host that is a container (/.dockerenv, /run/.containerenv) would make
@@ -122,8 +123,19 @@ boot_systemd() {
 	Description=fsvm: the suite
 	Requires=basic.target
 	After=basic.target
-	Wants=fsvm-suite.service
+	Wants=fsvm-suite.service fsvm-heartbeat.service
 	AllowIsolate=yes
+	EOF
+	# The heartbeat of the chroot boot (below), as a unit: a guest that
+	# stops is stopped by the host's stall watch, not at the harness's
+	# timeout (CI once waited the whole 600 s for a stopped systemd guest).
+	cat >$E/fsvm-heartbeat.service <<-EOF
+	[Unit]
+	Description=fsvm: heartbeat for the host's stall watch
+	DefaultDependencies=no
+
+	[Service]
+	ExecStart=/bin/sh -c 'while :; do cut -d" " -f1 /proc/uptime >/run/fsvm/heartbeat.new && mv /run/fsvm/heartbeat.new /run/fsvm/heartbeat; sleep 5; done'
 	EOF
 	ln -s fsvm.target $E/default.target
 	# The wrapper reports through isa-debug-exit, which ends qemu at once;
