@@ -192,6 +192,25 @@ int fs_cgfile_by_name(const char *name)
 	return -1;
 }
 
+bool fs_limits_equal(const struct fs_limits *a, const struct fs_limits *b)
+{
+	if (a->set != b->set || a->cpu_quota_us != b->cpu_quota_us ||
+	    a->cpu_period_us != b->cpu_period_us || a->cpu_burst_us != b->cpu_burst_us ||
+	    a->cpu_weight != b->cpu_weight || a->mem_high != b->mem_high ||
+	    a->mem_max != b->mem_max || a->mem_low != b->mem_low || a->n_io != b->n_io ||
+	    a->io_weight != b->io_weight)
+		return false;
+	for (size_t d = 0; d < a->n_io && d < FS_MAX_DISKS; d++) {
+		const struct fs_io_limit *x = &a->io[d], *y = &b->io[d];
+
+		if (x->dev.major != y->dev.major || x->dev.minor != y->dev.minor ||
+		    x->rbps != y->rbps || x->wbps != y->wbps || x->riops != y->riops ||
+		    x->wiops != y->wiops)
+			return false;
+	}
+	return true;
+}
+
 int fs_cgfile_format(enum fs_cgfile f, const struct fs_limits *lim, size_t disk, char *buf,
 		     size_t len)
 {

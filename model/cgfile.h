@@ -115,6 +115,10 @@ uint64_t fs_parse_value(const char *s);
  */
 int fs_fmt_io_max(const struct fs_io_limit *io, unsigned keys, char *buf, size_t len);
 
+/* Whether a and b ask for the same files and values: every member compared
+ * (the struct has padding, so not memcmp), the disks in order. */
+bool fs_limits_equal(const struct fs_limits *a, const struct fs_limits *b);
+
 /*
  * The value to write into f for lim (disk: index into lim->io for io.max,
  * ignored otherwise). 0, -ENOENT when lim does not set it (bit not in

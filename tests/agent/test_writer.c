@@ -817,6 +817,43 @@ static void test_steady_state_touches_nothing(void **state)
 	fs_writer_close(w);
 }
 
+/* The steady state is remembered per tenant (memo_holds), and forgotten
+ * whenever the entries it stood for change: after a restore the same
+ * limits are written again, and a changed value is written at once. */
+static void test_steady_memo(void **state)
+{
+	struct fake *f = *state;
+	struct fs_limits l = some_limits();
+	struct fs_apply_result res;
+	struct fs_writer *w = open_writer(f);
+
+	for (uint64_t t = 1; t <= 3; t++) /* written, then steady, then the memo */
+		assert_int_equal(fs_writer_apply(w, A, &l, t, &res), 0);
+	assert_int_equal(res.unchanged, 7);
+	assert_int_equal(res.written, 0);
+	/* io.max of the one disk moves: written */
+	l.io[0].wbps = 1048576;
+	assert_int_equal(fs_writer_apply(w, A, &l, 4, &res), 0);
+	assert_int_equal(res.written, 1);
+	assert_int_equal(fs_writer_apply(w, A, &l, 5, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 6, &res), 0);
+	assert_int_equal(res.unchanged, 7);
+	/* restored: the same limits are ours to write again */
+	assert_int_equal(fs_writer_restore(w), 0);
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "max 100000");
+	assert_int_equal(fs_writer_apply(w, A, &l, 7, &res), 0);
+	assert_int_equal(res.written, 7);
+	assert_string_equal(cg_read(f, "a.slice", "cpu.max"), "50000 100000");
+	assert_int_equal(fs_writer_apply(w, A, &l, 8, &res), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 9, &res), 0);
+	assert_int_equal(res.unchanged, 7);
+	/* one cgroup restored (a tenant that left, then came back) */
+	assert_int_equal(fs_writer_restore_cgroup(w, "a.slice"), 0);
+	assert_int_equal(fs_writer_apply(w, A, &l, 10, &res), 0);
+	assert_int_equal(res.written, 7);
+	fs_writer_close(w);
+}
+
 /* A state file written by a previous (crashed) run, in the format of every
  * version: originals matched to the tenants by cgroup, never replaced by the
  * values that run left in the files; a cgroup that is no longer a tenant
@@ -1218,6 +1255,7 @@ int main(void)
 	    T(test_confinement),
 	    T(test_apply_all_many),
 	    T(test_steady_state_touches_nothing),
+	    T(test_steady_memo),
 	    T(test_crashed_run_state),
 	    T(test_recreated_cgroup),
 	    T(test_drift_corrected),

@@ -309,6 +309,92 @@ static void test_malformed_keys(void **state)
 	assert_int_equal(d.major, 1);
 }
 
+/* Change k of one member of m (each a file's value); false past the last. */
+static bool change_member(struct fs_limits *m, int k)
+{
+	switch (k) {
+	case 0:
+		m->set ^= FS_LIM_CPU_WEIGHT;
+		break;
+	case 1:
+		m->cpu_quota_us++;
+		break;
+	case 2:
+		m->cpu_period_us++;
+		break;
+	case 3:
+		m->cpu_burst_us++;
+		break;
+	case 4:
+		m->cpu_weight++;
+		break;
+	case 5:
+		m->mem_high++;
+		break;
+	case 6:
+		m->mem_max = 1;
+		break;
+	case 7:
+		m->mem_low++;
+		break;
+	case 8:
+		m->io_weight++;
+		break;
+	case 9:
+		m->n_io--;
+		break;
+	case 10:
+		m->io[0].dev.major++;
+		break;
+	case 11:
+		m->io[1].dev.minor++;
+		break;
+	case 12:
+		m->io[0].rbps++;
+		break;
+	case 13:
+		m->io[1].wbps = 1;
+		break;
+	case 14:
+		m->io[0].riops = 1;
+		break;
+	case 15:
+		m->io[0].wiops++;
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* fs_limits_equal: a change of any member is seen; what no file shows (the
+ * disks past n_io, padding) is not. */
+static void test_limits_equal(void **state)
+{
+	const struct fs_limits l = all_limits();
+	struct fs_limits m;
+	int k;
+
+	(void)state;
+	m = l;
+	assert_true(fs_limits_equal(&l, &m));
+	memset(&m, 0xa5, sizeof(m)); /* other padding, other unused disks */
+	m.set = l.set, m.cpu_quota_us = l.cpu_quota_us, m.cpu_period_us = l.cpu_period_us;
+	m.cpu_burst_us = l.cpu_burst_us, m.cpu_weight = l.cpu_weight, m.mem_high = l.mem_high;
+	m.mem_max = l.mem_max, m.mem_low = l.mem_low, m.n_io = l.n_io, m.io_weight = l.io_weight;
+	for (size_t d = 0; d < l.n_io; d++)
+		m.io[d] = l.io[d];
+	assert_true(fs_limits_equal(&l, &m));
+	for (k = 0;; k++) {
+		m = l;
+		if (!change_member(&m, k))
+			break;
+		if (fs_limits_equal(&l, &m))
+			fail_msg("change %d not seen", k);
+	}
+	assert_int_equal(k, 16);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,7 +402,7 @@ int main(void)
 	    cmocka_unit_test(test_format),	   cmocka_unit_test(test_io_display),
 	    cmocka_unit_test(test_current),	   cmocka_unit_test(test_format_current_round_trip),
 	    cmocka_unit_test(test_rank),	   cmocka_unit_test(test_keys),
-	    cmocka_unit_test(test_malformed_keys),
+	    cmocka_unit_test(test_malformed_keys), cmocka_unit_test(test_limits_equal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
