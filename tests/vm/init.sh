@@ -18,6 +18,21 @@ FSVM=$R/run/fsvm
 
 log() { echo "fsvm-init: $*"; }
 
+# What the host's stall watch (tests/vm/stall-watch) reads, in DIR (the run
+# share as the suite will see it), the same in both boots:
+# heartbeat_loop DIR: a command line for sh that rewrites DIR/heartbeat
+# every 5 s; the chroot boot runs it in the background, the systemd boot as
+# a unit. A guest that stops is stopped there, not at the harness's timeout.
+heartbeat_loop() {
+	echo "while :; do cut -d' ' -f1 /proc/uptime >$1/heartbeat.new && mv $1/heartbeat.new $1/heartbeat; sleep 5; done"
+}
+# save_kallsyms DIR: the kernel's symbols, once per image (Debian's
+# /boot/System.map is a placeholder): the stall watch names a stopped
+# vCPU's RIP with them.
+save_kallsyms() {
+	[ -z "$FS_VM_KALLSYMS" ] || cat /proc/kallsyms >$1/kallsyms
+}
+
 # Report RC to the host and power off; never returns.
 report() {
 	rc=$1
@@ -95,7 +110,7 @@ boot_systemd() {
 	[ -r $N/run/fsvm/env ] || fatal "no env file on the run share"
 	. $N/run/fsvm/env
 	mkdir -p $N/run/fsvm/out
-	[ -n "$FS_VM_KALLSYMS" ] && cat /proc/kallsyms >$N/run/fsvm/kallsyms
+	save_kallsyms $N/run/fsvm
 
 	sed s/-//g /proc/sys/kernel/random/uuid >$N/etc/machine-id
 	# A host that is a container (/.dockerenv, /run/.containerenv) would make
@@ -126,16 +141,15 @@ boot_systemd() {
 	Wants=fsvm-suite.service fsvm-heartbeat.service
 	AllowIsolate=yes
 	EOF
-	# The heartbeat of the chroot boot (below), as a unit: a guest that
-	# stops is stopped by the host's stall watch, not at the harness's
-	# timeout (CI once waited the whole 600 s for a stopped systemd guest).
+	# The heartbeat as a unit (without it CI once waited the whole 600 s
+	# for a stopped systemd guest).
 	cat >$E/fsvm-heartbeat.service <<-EOF
 	[Unit]
 	Description=fsvm: heartbeat for the host's stall watch
 	DefaultDependencies=no
 
 	[Service]
-	ExecStart=/bin/sh -c 'while :; do cut -d" " -f1 /proc/uptime >/run/fsvm/heartbeat.new && mv /run/fsvm/heartbeat.new /run/fsvm/heartbeat; sleep 5; done'
+	ExecStart=/bin/sh -c "$(heartbeat_loop /run/fsvm)"
 	EOF
 	ln -s fsvm.target $E/default.target
 	# The wrapper reports through isa-debug-exit, which ends qemu at once;
@@ -222,21 +236,14 @@ mount -t 9p -o "$o9p" run $FSVM || fatal "mount run share"
 ip link set lo up 2>/dev/null
 hostname fsvm
 
-# A heartbeat for the host (tests/vm/stall-watch): a guest that stops is
-# stopped there, not at the harness's timeout.
-while :; do
-	cut -d' ' -f1 /proc/uptime >$FSVM/heartbeat.new && mv $FSVM/heartbeat.new $FSVM/heartbeat
-	sleep 5
-done &
+sh -c "$(heartbeat_loop $FSVM)" &
 hb_pid=$!
 echo $hb_pid >$FSVM/heartbeat.pid # for the harness's selftest-stall
 
 [ -r $FSVM/env ] || fatal "no env file on the run share"
 . $FSVM/env
 mkdir -p $FSVM/out
-# The kernel's symbols, once per image (Debian's /boot/System.map is a
-# placeholder): tests/vm/stall-watch names a stopped vCPU's RIP with them.
-[ -n "$FS_VM_KALLSYMS" ] && cat /proc/kallsyms >$FSVM/kallsyms
+save_kallsyms $FSVM
 
 # The suite sees nothing of the initramfs environment: a sane PATH plus the
 # FS_* variables the host wrote to run/env (sourced by bash, which reads the
