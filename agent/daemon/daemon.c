@@ -27,9 +27,10 @@
 #include "unitprop.h"
 #include "writer.h"
 
-/* How often each tenant's *.pressure files are read: the kernel's PSI
- * averaging interval (PSI_FREQ, 2 s); see psi_due in sample_cgroupfs.c. */
-#define FSD_PSI_EVERY_US 2000000ull
+/* How often each tenant's slow files (memory.stat, *.pressure) are read: the
+ * kernel's PSI averaging interval (PSI_FREQ, 2 s); see slow_due in
+ * sample_cgroupfs.c. */
+#define FSD_SLOW_EVERY_US 2000000ull
 
 /* The per-tenant arrays of a daemon, allocated and freed together. */
 struct tenant_arrays {
@@ -228,8 +229,8 @@ static int sampler_open(const struct fsd_daemon *d, const struct fs_conf *c,
 	    .disks = disks,
 	    .log = fsd_log_cb,
 	    /* the kernel updates avg10 every 2 s: reading it every 1 s period
-	     * re-reads the same numbers (sample_cgroupfs.c, psi_due) */
-	    .psi_every_us = FSD_PSI_EVERY_US,
+	     * re-reads the same numbers (sample_cgroupfs.c, slow_due) */
+	    .slow_every_us = FSD_SLOW_EVERY_US,
 	};
 	/* net cgroup_skb and the io.stat cross-check only when they are used */
 	struct fs_sampler_bpf_opts bo = {

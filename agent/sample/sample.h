@@ -28,7 +28,7 @@ struct fs_psi_sample {
 	double full_avg10; /* percent; NAN when the kernel has no "full" line */
 	/* stall time per period, microseconds: the delta since the file was
 	 * last read, scaled to this period; NAN in a period that did not read
-	 * it (fs_sampler_config.psi_every_us) */
+	 * it (fs_sampler_config.slow_every_us) */
 	double some_us;
 	double full_us; /* microseconds, as some_us; NAN without "full" */
 };
@@ -52,15 +52,17 @@ struct fs_tenant_sample {
 	double cpu_runq_wait_preempted; /* the part of it before runs that ended by
 					   preemption: unmet CPU demand (eBPF only) */
 
-	/* memory.current and memory.stat: gauges at sample time, bytes */
+	/* memory.current: the gauge at sample time; memory.stat's: at its last
+	 * read (fs_sampler_config.slow_every_us); bytes */
 	double mem_current;
 	double mem_anon, mem_file;
 	double mem_active_anon, mem_inactive_anon;
 	double mem_active_file, mem_inactive_file;
 
 	/* memory.stat workingset_refault_anon + _file: bytes evicted earlier
-	 * and faulted back in during the period (pages x page size); the
-	 * working set did not fit where it was */
+	 * and faulted back in (pages x page size) per period, at the rate
+	 * between the last two reads of memory.stat; the working set did not
+	 * fit where it was */
 	double mem_refault_bytes;
 
 	/* memory.events: deltas in the period, counts */
@@ -94,11 +96,12 @@ struct fs_sampler_config {
 	 * default, derived from RLIMIT_NOFILE at open, which also caps it
 	 * (see sample_cgroupfs.c) */
 	size_t max_open_files;
-	/* the cgroupfs sampler reads a tenant's *.pressure files at most
-	 * about this often (0 = every sample); between reads it reports the
-	 * last avg10 values and NAN for some_us/full_us (see
+	/* the cgroupfs sampler reads a tenant's slow files, memory.stat and
+	 * *.pressure, at most about this often (0 = every sample); between
+	 * reads it reports the last avg10 values and memory.stat gauges, the
+	 * last refault rate, and NAN for some_us/full_us (see
 	 * sample_cgroupfs.c) */
-	uint64_t psi_every_us;
+	uint64_t slow_every_us;
 };
 
 struct fs_sampler_ops {

@@ -25,9 +25,9 @@
  * read only when an event says it changed (file_watch.h) and not kept open:
  * one read(2) of the inotify queue per period stands for a read per tenant.
  *
- * *.pressure files are read only every psi_every_us (fairshared: 2 s, the
- * kernel's own avg10 update interval; psi_due below), so about half the
- * tenants read them in a 1 s period.
+ * The slow files, memory.stat and *.pressure, are read only every
+ * slow_every_us (fairshared: 2 s, the kernel's own avg10 update interval;
+ * slow_due below), so about half the tenants read them in a 1 s period.
  *
  * fd budget. That costs 1 + 7 fds per tenant (1 + 6 without disks, one
  * more without inotify): 80,000 for 10,000 tenants, far past the soft
@@ -88,9 +88,13 @@ struct raw {
 	ino_t ino; /* cgroup directory inode: changes when it is recreated */
 	uint64_t now_us;
 	bool have_cpu, have_mev, have_psi[3];
-	uint64_t psi_us;   /* when psi[] was read (now_us, or earlier: held) */
-	bool have_refault; /* memory.stat has workingset_refault_anon and _file */
-	uint64_t refault;  /* their sum, pages */
+	/* when the slow files (memory.stat, *.pressure) were read: now_us, or
+	 * earlier when held (slow_due) */
+	uint64_t slow_us;
+	bool have_ms; /* memory.stat, read at slow_us */
+	struct fs_memory_stat ms;
+	double refault_bps; /* refaulted bytes/s between the last two reads of
+			     * memory.stat; NAN: unknown */
 	struct fs_cpu_stat cpu;
 	struct fs_memory_events mev;
 	struct fs_pressure psi[3];
@@ -133,7 +137,7 @@ struct tenant_fds {
 	bool failed;	      /* a kept fd failed to read this period */
 	uint64_t probe_at_us; /* probe the absent files again from then on */
 	uint64_t check_at_us; /* cgroup2: look at the path again from then on */
-	uint64_t psi_at_us;   /* read *.pressure again from then on */
+	uint64_t slow_at_us;  /* read the slow files again from then on */
 	/* its directory failed to open: logged once, then summarised */
 	struct fs_log_cond open_err;
 };
@@ -156,7 +160,7 @@ struct cg_sampler {
 				 * (tenant_open); NULL: on cgroup2, or without
 				 * inotify (the path is looked at every period) */
 	bool out_of_fds;	/* EMFILE seen: budget lowered, warned */
-	uint64_t psi_every_us;	/* read *.pressure about this often, 0: always */
+	uint64_t slow_every_us; /* read the slow files about this often, 0: always */
 	struct fs_buf buf;
 	double page_size; /* bytes, for the refault counts */
 	fs_log_fn log;
@@ -165,6 +169,8 @@ struct cg_sampler {
 
 static const int psi_files[3] = {F_CPU_PSI, F_MEM_PSI, F_IO_PSI};
 #define PSI_BITS ((1u << F_CPU_PSI) | (1u << F_MEM_PSI) | (1u << F_IO_PSI))
+/* the files read on the slow cadence (slow_due) */
+#define SLOW_BITS (PSI_BITS | (1u << F_MEM_STAT))
 
 static void psi_unknown(struct fs_psi_sample *p)
 {
@@ -296,7 +302,7 @@ static int cg_open(void **state, const struct fs_sampler_config *cfg)
 			goto out;
 		}
 	}
-	s->psi_every_us = cfg->psi_every_us;
+	s->slow_every_us = cfg->slow_every_us;
 	s->n_disks = cfg->n_disks;
 	if (cfg->n_disks)
 		memcpy(s->disks, cfg->disks, cfg->n_disks * sizeof(s->disks[0]));
@@ -312,7 +318,7 @@ static int cg_open(void **state, const struct fs_sampler_config *cfg)
 	if (cfg->max_open_files && cfg->max_open_files < s->fd_budget)
 		s->fd_budget = cfg->max_open_files;
 	/* Not every tenant fits: the *.pressure fds go first. Read every
-	 * other period (psi_every_us), a kept one saves an open and a close
+	 * other period (slow_every_us), a kept one saves an open and a close
 	 * per two periods; a kept directory or stat file saves that every
 	 * period, so the budget keeps more tenants' directories and stat
 	 * files instead (10,000 tenants in 15,000 fds: 3,750 kept, not 2,142). */
@@ -437,12 +443,15 @@ static bool went_backwards(const struct raw *c, const struct raw *p, size_t n_di
 	return false;
 }
 
-/* The gauges into o; memory.stat's refault counters (read in the same
- * pass) into c. */
-static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, struct fs_tenant_sample *o,
-			struct raw *c)
+/*
+ * The gauges into o: memory.current every period; memory.stat's when the
+ * slow files are read (slow), else the last read's (held from p, which then
+ * is this very directory: slow_due).
+ */
+static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, bool slow,
+			const struct raw *p, struct fs_tenant_sample *o, struct raw *c)
 {
-	struct fs_memory_stat ms;
+	const struct fs_memory_stat *ms = &c->ms;
 
 	if (read_file(s, t, F_MEM_CURRENT, reprobe)) {
 		char *e;
@@ -451,23 +460,59 @@ static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, struct fs_
 		if (e != s->buf.data)
 			o->mem_current = (double)v;
 	}
-	if (read_file(s, t, F_MEM_STAT, reprobe) && fs_parse_memory_stat(s->buf.data, &ms) == 0) {
-		if (ms.have & FS_MEM_ANON)
-			o->mem_anon = (double)ms.anon;
-		if (ms.have & FS_MEM_FILE)
-			o->mem_file = (double)ms.file;
-		if (ms.have & FS_MEM_ACTIVE_ANON)
-			o->mem_active_anon = (double)ms.active_anon;
-		if (ms.have & FS_MEM_INACTIVE_ANON)
-			o->mem_inactive_anon = (double)ms.inactive_anon;
-		if (ms.have & FS_MEM_ACTIVE_FILE)
-			o->mem_active_file = (double)ms.active_file;
-		if (ms.have & FS_MEM_INACTIVE_FILE)
-			o->mem_inactive_file = (double)ms.inactive_file;
-		c->have_refault =
-		    (ms.have & FS_MEM_REFAULT_ANON) && (ms.have & FS_MEM_REFAULT_FILE);
-		c->refault = ms.workingset_refault_anon + ms.workingset_refault_file;
+	if (slow) {
+		c->have_ms = read_file(s, t, F_MEM_STAT, reprobe) &&
+			     fs_parse_memory_stat(s->buf.data, &c->ms) == 0;
+	} else if ((c->have_ms = p->have_ms)) {
+		c->ms = p->ms;
 	}
+	if (!c->have_ms)
+		return;
+	if (ms->have & FS_MEM_ANON)
+		o->mem_anon = (double)ms->anon;
+	if (ms->have & FS_MEM_FILE)
+		o->mem_file = (double)ms->file;
+	if (ms->have & FS_MEM_ACTIVE_ANON)
+		o->mem_active_anon = (double)ms->active_anon;
+	if (ms->have & FS_MEM_INACTIVE_ANON)
+		o->mem_inactive_anon = (double)ms->inactive_anon;
+	if (ms->have & FS_MEM_ACTIVE_FILE)
+		o->mem_active_file = (double)ms->active_file;
+	if (ms->have & FS_MEM_INACTIVE_FILE)
+		o->mem_inactive_file = (double)ms->inactive_file;
+}
+
+/* memory.stat workingset_refault_anon + _file, pages; false without both */
+static bool refault_pages(const struct raw *r, uint64_t *pages)
+{
+	const unsigned both = FS_MEM_REFAULT_ANON | FS_MEM_REFAULT_FILE;
+
+	if (!r->have_ms || (r->ms.have & both) != both)
+		return false;
+	*pages = r->ms.workingset_refault_anon + r->ms.workingset_refault_file;
+	return true;
+}
+
+/*
+ * The refault rate into c->refault_bps: measured when memory.stat was read
+ * now (slow) against its previous read, held from p in between, unknown
+ * after a reset. Not in went_backwards: the kernel keeps these per memcg and
+ * never resets them; a new cgroup changes the inode.
+ */
+static void refault_rate(const struct cg_sampler *s, bool slow, bool deltas, const struct raw *p,
+			 struct raw *c)
+{
+	uint64_t now, before;
+
+	c->refault_bps = NAN;
+	if (!deltas)
+		return;
+	if (!slow)
+		c->refault_bps = p->refault_bps;
+	else if (c->slow_us > p->slow_us && refault_pages(c, &now) && refault_pages(p, &before) &&
+		 now >= before)
+		c->refault_bps =
+		    delta(now, before) * s->page_size * 1e6 / (double)(c->slow_us - p->slow_us);
 }
 
 /*
@@ -496,16 +541,15 @@ static void read_memory_events(struct cg_sampler *s, size_t t, bool reprobe, con
 	c->have_mev = c->have_mev && fs_parse_memory_events(s->buf.data, &c->mev) == 0;
 }
 
-/* psi: read the *.pressure files now (psi_due), else hold the last ones. */
-static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, bool psi,
+/* slow: read the *.pressure files now (slow_due), else hold the last ones. */
+static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, bool slow,
 			  const struct raw *p, struct raw *c)
 {
 	c->have_cpu = read_file(s, t, F_CPU_STAT, reprobe) &&
 		      fs_parse_cpu_stat(s->buf.data, &c->cpu) == 0 && (c->cpu.have & FS_CPU_USAGE);
 	read_memory_events(s, t, reprobe, p, c);
-	c->psi_us = psi ? c->now_us : p->psi_us;
 	for (int k = 0; k < 3; k++)
-		if (psi)
+		if (slow)
 			c->have_psi[k] = read_file(s, t, psi_files[k], reprobe) &&
 					 fs_parse_pressure(s->buf.data, &c->psi[k]) == 0;
 		else if ((c->have_psi[k] = p->have_psi[k]))
@@ -532,25 +576,30 @@ static void fill_psi(struct fs_psi_sample *o, const struct fs_pressure *c,
 }
 
 /*
- * Whether tenant t's *.pressure files are read this sample. The kernel
- * recomputes avg10, the only PSI figure the estimator uses, every 2 s
- * (PSI_FREQ), so reading it every 1 s period re-reads the same numbers
- * half the time; at 3 preads of ~6 per tenant per period that was about
- * a third of the sampler's cost. psi_every_us spaces the reads; a new
- * cgroup (or an unknown previous sample) is read at once. The next read
- * is due after 3/4 of the interval, so timer jitter does not stretch
- * "every other period" to every third, and odd tenants start half a step
- * early, so each period reads about half of them instead of all, then none.
+ * Whether tenant t's slow files (memory.stat, *.pressure) are read this
+ * sample. The kernel recomputes avg10, the only PSI figure the estimator
+ * uses, every 2 s (PSI_FREQ), so reading it every 1 s period re-reads the
+ * same numbers half the time; at 3 preads of ~6 per tenant per period that
+ * was about a third of the sampler's cost. memory.stat is the longest file
+ * read and gives what changes slowly or is a rate anyway: the page-cache
+ * gauges the plan's reclaim estimate uses and the refault count, whose
+ * rate (refault_rate) needs no finer grain than the memory pressure it
+ * goes with; memory.current, what the tenant holds, is read every period.
+ * slow_every_us spaces the reads; a new cgroup (or an unknown previous
+ * sample) is read at once. The next read is due after 3/4 of the interval,
+ * so timer jitter does not stretch "every other period" to every third,
+ * and odd tenants start half a step early, so each period reads about half
+ * of them instead of all, then none.
  */
-static bool psi_due(struct cg_sampler *s, size_t t, uint64_t now_us, const struct raw *p)
+static bool slow_due(struct cg_sampler *s, size_t t, uint64_t now_us, const struct raw *p)
 {
 	struct tenant_fds *tf = &s->tfd[t];
-	uint64_t step = s->psi_every_us / 4 * 3;
+	uint64_t step = s->slow_every_us / 4 * 3;
 
-	if (s->psi_every_us && p->valid && p->ino == tf->ino && now_us >= p->psi_us &&
-	    now_us < tf->psi_at_us)
+	if (s->slow_every_us && p->valid && p->ino == tf->ino && now_us >= p->slow_us &&
+	    now_us < tf->slow_at_us)
 		return false;
-	tf->psi_at_us = now_us + (p->valid || !(t & 1) ? step : step / 2);
+	tf->slow_at_us = now_us + (p->valid || !(t & 1) ? step : step / 2);
 	return true;
 }
 
@@ -575,10 +624,6 @@ static void fill_rates(struct cg_sampler *s, const struct raw *c, const struct r
 		o->mem_ev_oom = delta(c->mev.oom, p->mev.oom);
 		o->mem_ev_oom_kill = delta(c->mev.oom_kill, p->mev.oom_kill);
 	}
-	/* Not in went_backwards: the kernel keeps these per memcg and never
-	 * resets them; a new cgroup changes the inode. */
-	if (c->have_refault && p->have_refault && c->refault >= p->refault)
-		o->mem_refault_bytes = delta(c->refault, p->refault) * s->page_size;
 	if (c->have_io && p->have_io && ok) {
 		for (size_t d = 0; d < s->n_disks; d++) {
 			o->io[d].rbps = delta(c->io[d].rbytes, p->io[d].rbytes) / dt;
@@ -682,7 +727,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	struct tenant_fds *tf = &s->tfd[t];
 	struct raw c;
 	struct fs_psi_sample *psi_out[3] = {&o->psi_cpu, &o->psi_mem, &o->psi_io};
-	bool deltas, reprobe, psi = false;
+	bool deltas, reprobe, slow = false;
 	double psi_scale = 1;
 	unsigned absent;
 	int r;
@@ -707,10 +752,11 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 		absent = tf->absent;
 		reprobe = absent && now_us >= tf->probe_at_us;
 		tf->failed = false;
-		fill_gauges(s, t, reprobe, o, &c);
 		/* a retry reads them too, and so does a probe of absent ones */
-		psi = psi || (reprobe && (absent & PSI_BITS)) || psi_due(s, t, now_us, p);
-		read_counters(s, t, reprobe, psi, p, &c);
+		slow = slow || (reprobe && (absent & SLOW_BITS)) || slow_due(s, t, now_us, p);
+		c.slow_us = slow ? now_us : p->slow_us;
+		fill_gauges(s, t, reprobe, slow, p, o, &c);
+		read_counters(s, t, reprobe, slow, p, &c);
 		/* A kept fd failed: the cgroup was removed (maybe recreated), or
 		 * a controller was disabled. Look at the path and read again:
 		 * the files of the new cgroup, or the rest of this one. */
@@ -728,12 +774,15 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	o->reset = !deltas;
 	if (deltas)
 		fill_rates(s, &c, p, o);
-	if (psi && deltas && c.now_us > p->now_us && c.psi_us > p->psi_us)
-		psi_scale = (double)(c.now_us - p->now_us) / (double)(c.psi_us - p->psi_us);
+	refault_rate(s, slow, deltas, p, &c);
+	if (isfinite(c.refault_bps) && c.now_us > p->now_us)
+		o->mem_refault_bytes = c.refault_bps * (double)(c.now_us - p->now_us) / 1e6;
+	if (slow && deltas && c.now_us > p->now_us && c.slow_us > p->slow_us)
+		psi_scale = (double)(c.now_us - p->now_us) / (double)(c.slow_us - p->slow_us);
 	for (int k = 0; k < 3; k++)
 		if (c.have_psi[k])
-			fill_psi(psi_out[k], &c.psi[k], &p->psi[k], psi && deltas && p->have_psi[k],
-				 psi_scale);
+			fill_psi(psi_out[k], &c.psi[k], &p->psi[k],
+				 slow && deltas && p->have_psi[k], psi_scale);
 	*p = c;
 }
 

@@ -692,7 +692,7 @@ static void write_mem_psi(const char *root, const char *cg, int avg10, unsigned 
 }
 
 /*
- * psi_every_us = 2 s, samples 1 s apart: each tenant reads its pressure
+ * slow_every_us = 2 s, samples 1 s apart: each tenant reads its pressure
  * files every other sample (t1 at 1, 3, 5 s; t2, odd, half a step early:
  * at 1, 2, 4 s); between reads avg10 is held and some_us is NAN; a read
  * after a skip scales the stall since the previous read to one period.
@@ -702,7 +702,7 @@ static void test_sampler_psi_every(void **state)
 	struct fake *f = *state;
 	const char *cgs[] = {"t1", "t2"};
 	struct fs_sampler_config cfg = {
-	    .cgroup_root = f->root, .n_tenants = 2, .cgroups = cgs, .psi_every_us = 2000000};
+	    .cgroup_root = f->root, .n_tenants = 2, .cgroups = cgs, .slow_every_us = 2000000};
 	struct fs_tenant_sample s[2];
 	void *st;
 
@@ -735,6 +735,63 @@ static void test_sampler_psi_every(void **state)
 			else
 				assert_true(isnan(s[i].psi_mem.some_us));
 		}
+	}
+	fs_sampler_cgroupfs.close(st);
+}
+
+static void write_mem_stat(const char *root, unsigned anon, unsigned refault_file, unsigned current)
+{
+	char text[160];
+
+	snprintf(text, sizeof(text),
+		 "anon %u\nworkingset_refault_anon 10\nworkingset_refault_file %u\n", anon,
+		 refault_file);
+	at_write(root, "t1/memory.stat", text);
+	snprintf(text, sizeof(text), "%u\n", current);
+	at_write(root, "t1/memory.current", text);
+}
+
+/*
+ * memory.stat is a slow file too: with slow_every_us = 2 s and samples 1 s
+ * apart, t1 reads it at 1, 3 and 5 s, and memory.current every second.
+ * Between reads its gauges and the refault rate are the last read's; a read
+ * after a skip turns the refaults since the previous read into a rate, so
+ * a period reports its share of them (issue 19: a pread and a parse less
+ * per tenant every other period).
+ */
+static void test_sampler_memory_stat_slow(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1"};
+	struct fs_sampler_config cfg = {
+	    .cgroup_root = f->root, .n_tenants = 1, .cgroups = cgs, .slow_every_us = 2000000};
+	const double page = (double)sysconf(_SC_PAGESIZE);
+	/* at 1..5 s: refault_file, and the sample's anon and refault pages */
+	static const struct {
+		unsigned refault_file;
+		double anon, refault_pages; /* -1: unknown (NAN) */
+	} want[] = {
+	    {100, 1000, -1},  /* 1 s: read, no rate yet */
+	    {300, 1000, -1},  /* 2 s: held: no rate to hold */
+	    {500, 3000, 200}, /* 3 s: read, 400 pages in 2 s */
+	    {600, 3000, 200}, /* 4 s: held */
+	    {700, 5000, 100}, /* 5 s: read, 200 pages in 2 s */
+	};
+	struct fs_tenant_sample s;
+	void *st;
+
+	write_counters(f->root, cgs[0], 1000000, 0, 0, 0, 100, false);
+	for (unsigned k = 1; k <= 5; k++) {
+		write_mem_stat(f->root, 1000 * k, want[k - 1].refault_file, 4096 * k);
+		if (k == 1)
+			assert_int_equal(fs_sampler_cgroupfs.open(&st, &cfg), 0);
+		assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000ull * k, &s), 0);
+		assert_true(s.mem_current == 4096 * k); /* every period */
+		assert_true(s.mem_anon == want[k - 1].anon);
+		if (want[k - 1].refault_pages < 0)
+			assert_true(isnan(s.mem_refault_bytes));
+		else
+			assert_true(s.mem_refault_bytes == want[k - 1].refault_pages * page);
 	}
 	fs_sampler_cgroupfs.close(st);
 }
@@ -1122,6 +1179,7 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_fds_released, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_psi_every, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_memory_stat_slow, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_memory_events_watched, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_out_of_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_error_logged_once, setup, teardown),
