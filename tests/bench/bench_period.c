@@ -87,6 +87,7 @@ struct opts {
 	unsigned seeds;
 	enum fake_conf conf; /* --template */
 	unsigned churn;	     /* --churn K: a tenant leaves or comes back every K periods */
+	double idle;	     /* --idle PCT / 100: share of idle tenants */
 };
 
 /* One run: one N, one seed. Times in ms, sizes in MiB. */
@@ -321,7 +322,7 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 	}
 
 	t = now_ms(CLOCK_MONOTONIC);
-	r = fake_tree_create(&ft, n, seed, o->base, o->conf);
+	r = fake_tree_create(&ft, n, seed, o->base, o->conf, o->idle);
 	if (r < 0) {
 		fprintf(stderr, "N=%zu: cannot generate the fake tree: %s\n", n, strerror(-r));
 		goto out_free;
@@ -745,7 +746,9 @@ static void usage(FILE *f)
 		"  --template    the tenants are the matches of one [template.NAME], not one\n"
 		"                [tenant.NAME] each\n"
 		"  --churn K     before every K-th steady period (K >= 2) one tenant's cgroup\n"
-		"                goes away or comes back; those periods are reported apart\n");
+		"                goes away or comes back; those periods are reported apart\n"
+		"  --idle PCT    about PCT%% of the tenants idle, the rest CPU-, IO-bound or\n"
+		"                both (default 10: a busy host; 90: a login node)\n");
 }
 
 static int parse_sizes(const char *s, struct opts *o)
@@ -771,24 +774,23 @@ static int parse_sizes(const char *s, struct opts *o)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"sizes", required_argument, NULL, 'n'},
-	    {"periods", required_argument, NULL, 'p'},
-	    {"seed", required_argument, NULL, 's'},
-	    {"seeds", required_argument, NULL, 'k'},
-	    {"quick", no_argument, NULL, 'q'},
-	    {"keep", no_argument, NULL, 'K'},
-	    {"tmpdir", required_argument, NULL, 'T'},
-	    {"template", no_argument, NULL, 'M'},
-	    {"churn", required_argument, NULL, 'C'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"sizes", required_argument, NULL, 'n'},  {"periods", required_argument, NULL, 'p'},
+	    {"seed", required_argument, NULL, 's'},   {"seeds", required_argument, NULL, 'k'},
+	    {"quick", no_argument, NULL, 'q'},	      {"keep", no_argument, NULL, 'K'},
+	    {"tmpdir", required_argument, NULL, 'T'}, {"template", no_argument, NULL, 'M'},
+	    {"churn", required_argument, NULL, 'C'},  {"idle", required_argument, NULL, 'I'},
+	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
 	};
 	bool sizes_given = false, periods_given = false;
 	char *end;
 	int c;
 
-	*o = (struct opts){
-	    .sizes = {100, 1000, 10000}, .n_sizes = 3, .periods = 10, .seed = 1, .seeds = 1};
+	*o = (struct opts){.sizes = {100, 1000, 10000},
+			   .n_sizes = 3,
+			   .periods = 10,
+			   .seed = 1,
+			   .seeds = 1,
+			   .idle = FAKE_IDLE_DEFAULT};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -836,6 +838,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->churn = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || o->churn < 2 || o->churn > 100000) {
 				fprintf(stderr, "bad --churn '%s' (2 or more)\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'I':
+			o->idle = strtod(optarg, &end) / 100;
+			if (*end || !*optarg || !(o->idle >= 0 && o->idle <= 1)) {
+				fprintf(stderr, "bad --idle '%s' (0..100)\n", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -895,6 +904,7 @@ int main(int argc, char **argv)
 	       o.conf == FAKE_CONF_TEMPLATE ? "template tenants" : "explicit tenants");
 	if (o.churn)
 		printf(", a tenant leaves or comes back every %u periods", o.churn);
+	printf(", about %.0f%% of the tenants idle", o.idle * 100);
 	printf(", trees in %s\n", o.base ? o.base : fake_tree_default_base());
 	print_nofile();
 	fflush(stdout);

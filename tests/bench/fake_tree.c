@@ -133,18 +133,21 @@ static void draw_kind(struct fake_tree *ft, struct fake_tenant *t)
 	const double r_unit = (double)ft->disk_rbps / (double)ft->n;
 	const double w_unit = (double)ft->disk_wbps / (double)ft->n;
 	const double u = rng_uniform(&ft->rng, 0, 1);
+	/* the active kinds in the proportions 4:3:2, the rest idle; exactly
+	 * 1 for FAKE_IDLE_DEFAULT, so the busy host's draws are as they were */
+	const double a = (1 - ft->idle) / (1 - FAKE_IDLE_DEFAULT);
 
-	if (u < 0.4) {
+	if (u < 0.4 * a) {
 		t->kind = FAKE_CPU;
 		t->want_cores = rng_uniform(&ft->rng, 1, 3);
 		t->want_rbps = r_unit * rng_uniform(&ft->rng, 0, 0.2);
 		t->want_wbps = w_unit * rng_uniform(&ft->rng, 0, 0.2);
-	} else if (u < 0.7) {
+	} else if (u < 0.7 * a) {
 		t->kind = FAKE_IO;
 		t->want_cores = rng_uniform(&ft->rng, 0.05, 0.15);
 		t->want_rbps = r_unit * rng_uniform(&ft->rng, 0.8, 2.2);
 		t->want_wbps = w_unit * rng_uniform(&ft->rng, 0.8, 2.2);
-	} else if (u < 0.9) {
+	} else if (u < 0.9 * a) {
 		t->kind = FAKE_MIXED;
 		t->want_cores = rng_uniform(&ft->rng, 0.2, 0.8);
 		t->want_rbps = r_unit * rng_uniform(&ft->rng, 0.25, 1);
@@ -404,7 +407,7 @@ static int make_v2_root(const struct fake_tree *ft)
 }
 
 int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *base,
-		     enum fake_conf conf)
+		     enum fake_conf conf, double idle)
 {
 	char tmpl[PATH_MAX], path[PATH_MAX];
 	int r;
@@ -422,6 +425,7 @@ int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *
 		goto fail;
 	}
 	ft->n = n;
+	ft->idle = idle;
 	ft->rng = seed * 0x2545f4914f6cdd1dull + n;
 	/* A major no host hands out dynamically (60-63: "local/experimental
 	 * use"), so a daemon that looks at the host's /sys finds nothing. */

@@ -61,6 +61,7 @@ struct fake_tree {
 	size_t n;
 	struct fake_tenant *t;
 	uint64_t rng;
+	double idle; /* share of the tenants drawn idle (0..1) */
 };
 
 /* The directory of tenant i relative to cg_root ("fs-bench.slice/t0042.scope"). */
@@ -75,10 +76,12 @@ void fake_tree_cgroup(size_t i, char *buf, size_t len);
 const char *fake_tree_default_base(void);
 
 /* Builds the tree for n tenants in a new directory under base (NULL:
- * fake_tree_default_base()), its config as conf says. 0 or -errno (the
- * partial tree is removed). */
+ * fake_tree_default_base()), its config as conf says, about a share idle
+ * (0..1) of the tenants idle (FAKE_IDLE_DEFAULT: a busy host). 0 or -errno
+ * (the partial tree is removed). */
+#define FAKE_IDLE_DEFAULT 0.1
 int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *base,
-		     enum fake_conf conf);
+		     enum fake_conf conf, double idle);
 
 /* Moves every counter of the tenants present by dt_us of activity. 0 or -errno. */
 int fake_tree_advance(struct fake_tree *ft, uint64_t dt_us);
