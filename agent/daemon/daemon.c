@@ -31,6 +31,11 @@
  * kernel's PSI averaging interval (PSI_FREQ, 2 s); see slow_due in
  * sample_cgroupfs.c. */
 #define FSD_SLOW_EVERY_US 2000000ull
+/* How often an idle tenant's memory.current and io.stat are read (4-6 s):
+ * two of those intervals, so that what the kernel alone moves there
+ * (reclaim, writeback) is seen within a few periods; see quiet in
+ * sample_cgroupfs.c. */
+#define FSD_QUIET_EVERY_US 4000000ull
 
 /* The per-tenant arrays of a daemon, allocated and freed together. */
 struct tenant_arrays {
@@ -231,6 +236,8 @@ static int sampler_open(const struct fsd_daemon *d, const struct fs_conf *c,
 	    /* the kernel updates avg10 every 2 s: reading it every 1 s period
 	     * re-reads the same numbers (sample_cgroupfs.c, slow_due) */
 	    .slow_every_us = FSD_SLOW_EVERY_US,
+	    /* a tenant that used no CPU: only cpu.stat every period */
+	    .quiet_every_us = FSD_QUIET_EVERY_US,
 	};
 	/* net cgroup_skb and the io.stat cross-check only when they are used */
 	struct fs_sampler_bpf_opts bo = {

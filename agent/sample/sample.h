@@ -102,6 +102,11 @@ struct fs_sampler_config {
 	 * last refault rate, and NAN for some_us/full_us (see
 	 * sample_cgroupfs.c) */
 	uint64_t slow_every_us;
+	/* a quiet tenant, one whose cpu.stat shows no CPU used since the
+	 * previous sample, has its other files read only about this often
+	 * (0 = every sample); between reads the cgroupfs sampler reports the
+	 * last gauges and zero IO rates (see quiet in sample_cgroupfs.c) */
+	uint64_t quiet_every_us;
 };
 
 struct fs_sampler_ops {

@@ -95,6 +95,10 @@ struct raw {
 	struct fs_memory_stat ms;
 	double refault_bps; /* refaulted bytes/s between the last two reads of
 			     * memory.stat; NAN: unknown */
+	/* when memory.current and io.stat were read: now_us, or earlier when
+	 * held for a quiet tenant (quiet) */
+	uint64_t rest_us;
+	double mem_current; /* memory.current, bytes; NAN: unknown */
 	struct fs_cpu_stat cpu;
 	struct fs_memory_events mev;
 	struct fs_pressure psi[3];
@@ -122,6 +126,7 @@ static const char *const file_names[N_FILES] = {
 
 #define REPROBE_US	(10ull * 1000000ull) /* missing files: probe again after 10 s */
 #define REPROBE_SPREAD	64u		     /* ... plus (t % 64) / 64 of that */
+#define QUIET_SPREAD	16u		     /* quiet: plus (t % 16) / 32 */
 #define FD_RESERVE_MIN	256u		     /* fds left to the rest of the daemon */
 #define FD_BUDGET_LIMIT ((size_t)1 << 24)    /* for RLIM_INFINITY */
 
@@ -138,6 +143,7 @@ struct tenant_fds {
 	uint64_t probe_at_us; /* probe the absent files again from then on */
 	uint64_t check_at_us; /* cgroup2: look at the path again from then on */
 	uint64_t slow_at_us;  /* read the slow files again from then on */
+	uint64_t rest_at_us;  /* quiet: read the rest again from then on */
 	/* its directory failed to open: logged once, then summarised */
 	struct fs_log_cond open_err;
 };
@@ -148,19 +154,20 @@ struct cg_sampler {
 	char **cgroups;
 	size_t n_disks;
 	struct fs_devnum disks[FS_MAX_DISKS];
-	struct raw *prev;	/* [n_tenants] */
-	struct tenant_fds *tfd; /* [n_tenants] */
-	size_t fd_budget;	/* fds the kept tenants may hold */
-	size_t fds_reserved;	/* budget shares of the kept tenants */
-	size_t fds_per_tenant;	/* 1 + files kept open */
-	bool keep_psi;		/* *.pressure kept open too (all tenants fit) */
-	bool cgroup2;		/* the root is on cgroup2, not a fake tree */
-	struct fs_watch *mev;	/* memory.events changes; NULL: read every period */
-	struct fs_watch *place; /* fake tree: kept directories moved or removed
-				 * (tenant_open); NULL: on cgroup2, or without
-				 * inotify (the path is looked at every period) */
-	bool out_of_fds;	/* EMFILE seen: budget lowered, warned */
-	uint64_t slow_every_us; /* read the slow files about this often, 0: always */
+	struct raw *prev;	 /* [n_tenants] */
+	struct tenant_fds *tfd;	 /* [n_tenants] */
+	size_t fd_budget;	 /* fds the kept tenants may hold */
+	size_t fds_reserved;	 /* budget shares of the kept tenants */
+	size_t fds_per_tenant;	 /* 1 + files kept open */
+	bool keep_psi;		 /* *.pressure kept open too (all tenants fit) */
+	bool cgroup2;		 /* the root is on cgroup2, not a fake tree */
+	struct fs_watch *mev;	 /* memory.events changes; NULL: read every period */
+	struct fs_watch *place;	 /* fake tree: kept directories moved or removed
+				  * (tenant_open); NULL: on cgroup2, or without
+				  * inotify (the path is looked at every period) */
+	bool out_of_fds;	 /* EMFILE seen: budget lowered, warned */
+	uint64_t slow_every_us;	 /* read the slow files about this often, 0: always */
+	uint64_t quiet_every_us; /* a quiet tenant's other files, 0: always */
 	struct fs_buf buf;
 	double page_size; /* bytes, for the refault counts */
 	fs_log_fn log;
@@ -303,6 +310,7 @@ static int cg_open(void **state, const struct fs_sampler_config *cfg)
 		}
 	}
 	s->slow_every_us = cfg->slow_every_us;
+	s->quiet_every_us = cfg->quiet_every_us;
 	s->n_disks = cfg->n_disks;
 	if (cfg->n_disks)
 		memcpy(s->disks, cfg->disks, cfg->n_disks * sizeof(s->disks[0]));
@@ -444,22 +452,25 @@ static bool went_backwards(const struct raw *c, const struct raw *p, size_t n_di
 }
 
 /*
- * The gauges into o: memory.current every period; memory.stat's when the
- * slow files are read (slow), else the last read's (held from p, which then
- * is this very directory: slow_due).
+ * The gauges into o: memory.current every period but while the tenant is
+ * quiet (hold); memory.stat's when the slow files are read (slow). Else the
+ * last read's, held from p, which then is this very directory (slow_due,
+ * quiet).
  */
-static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, bool slow,
+static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, bool slow, bool hold,
 			const struct raw *p, struct fs_tenant_sample *o, struct raw *c)
 {
 	const struct fs_memory_stat *ms = &c->ms;
 
-	if (read_file(s, t, F_MEM_CURRENT, reprobe)) {
+	c->mem_current = hold ? p->mem_current : NAN;
+	if (!hold && read_file(s, t, F_MEM_CURRENT, reprobe)) {
 		char *e;
 		unsigned long long v = strtoull(s->buf.data, &e, 10);
 
 		if (e != s->buf.data)
-			o->mem_current = (double)v;
+			c->mem_current = (double)v;
 	}
+	o->mem_current = c->mem_current;
 	if (slow) {
 		c->have_ms = read_file(s, t, F_MEM_STAT, reprobe) &&
 			     fs_parse_memory_stat(s->buf.data, &c->ms) == 0;
@@ -495,19 +506,22 @@ static bool refault_pages(const struct raw *r, uint64_t *pages)
 
 /*
  * The refault rate into c->refault_bps: measured when memory.stat was read
- * now (slow) against its previous read, held from p in between, unknown
- * after a reset. Not in went_backwards: the kernel keeps these per memcg and
- * never resets them; a new cgroup changes the inode.
+ * now (slow) against its previous read, held from p in between, zero while
+ * the tenant is quiet (hold: nothing of it ran to fault), unknown after a
+ * reset. Not in went_backwards: the kernel keeps these per memcg and never
+ * resets them; a new cgroup changes the inode.
  */
-static void refault_rate(const struct cg_sampler *s, bool slow, bool deltas, const struct raw *p,
-			 struct raw *c)
+static void refault_rate(const struct cg_sampler *s, bool slow, bool hold, bool deltas,
+			 const struct raw *p, struct raw *c)
 {
 	uint64_t now, before;
 
 	c->refault_bps = NAN;
 	if (!deltas)
 		return;
-	if (!slow)
+	if (hold)
+		c->refault_bps = 0;
+	else if (!slow)
 		c->refault_bps = p->refault_bps;
 	else if (c->slow_us > p->slow_us && refault_pages(c, &now) && refault_pages(p, &before) &&
 		 now >= before)
@@ -541,12 +555,17 @@ static void read_memory_events(struct cg_sampler *s, size_t t, bool reprobe, con
 	c->have_mev = c->have_mev && fs_parse_memory_events(s->buf.data, &c->mev) == 0;
 }
 
-/* slow: read the *.pressure files now (slow_due), else hold the last ones. */
-static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, bool slow,
-			  const struct raw *p, struct raw *c)
+static void read_cpu(struct cg_sampler *s, size_t t, bool reprobe, struct raw *c)
 {
 	c->have_cpu = read_file(s, t, F_CPU_STAT, reprobe) &&
 		      fs_parse_cpu_stat(s->buf.data, &c->cpu) == 0 && (c->cpu.have & FS_CPU_USAGE);
+}
+
+/* The counters but cpu.stat's: the *.pressure files read now (slow), else
+ * the last ones held; io.stat read but while the tenant is quiet (hold). */
+static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, bool slow, bool hold,
+			  const struct raw *p, struct raw *c)
+{
 	read_memory_events(s, t, reprobe, p, c);
 	for (int k = 0; k < 3; k++)
 		if (slow)
@@ -554,6 +573,11 @@ static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, bool slo
 					 fs_parse_pressure(s->buf.data, &c->psi[k]) == 0;
 		else if ((c->have_psi[k] = p->have_psi[k]))
 			c->psi[k] = p->psi[k];
+	if (hold) {
+		c->have_io = p->have_io;
+		memcpy(c->io, p->io, sizeof(c->io));
+		return;
+	}
 	c->have_io = s->n_disks > 0 && read_file(s, t, F_IO_STAT, reprobe);
 	for (size_t d = 0; c->have_io && d < s->n_disks; d++)
 		if (fs_parse_io_stat(s->buf.data, s->disks[d], &c->io[d]) < 0)
@@ -603,6 +627,33 @@ static bool slow_due(struct cg_sampler *s, size_t t, uint64_t now_us, const stru
 	return true;
 }
 
+/*
+ * Whether tenant t is quiet this sample: its cpu.stat, just read into c,
+ * says it used no CPU at all since the previous sample. Nothing of its own
+ * ran, so its memory.current and io.stat have not moved but through the
+ * kernel (reclaim; writeback of pages it dirtied earlier), and its other
+ * files are not read again before rest_at_us: quiet_every_us after the
+ * last full read, plus up to half of that spread by tenant index so that
+ * tenants idle since start do not all read in the same period. Until then
+ * the last read's values hold and its IO rates are zero; the next read
+ * turns what moved meanwhile into rates (fill_rates). A tenant that uses
+ * CPU is read in full in that very sample. On a login node or a CI farm
+ * between jobs most tenants are idle most of the time: this is one pread
+ * per period for each instead of about five (issue 19).
+ */
+static bool quiet(struct cg_sampler *s, size_t t, uint64_t now_us, bool reprobe,
+		  const struct raw *p, const struct raw *c)
+{
+	struct tenant_fds *tf = &s->tfd[t];
+	const uint64_t q = s->quiet_every_us;
+
+	if (q && !reprobe && p->valid && p->ino == c->ino && p->have_cpu && c->have_cpu &&
+	    c->cpu.usage_usec == p->cpu.usage_usec && now_us < tf->rest_at_us)
+		return true;
+	tf->rest_at_us = now_us + q + (t % QUIET_SPREAD) * (q / 2 / QUIET_SPREAD);
+	return false;
+}
+
 static void fill_rates(struct cg_sampler *s, const struct raw *c, const struct raw *p,
 		       struct fs_tenant_sample *o)
 {
@@ -624,12 +675,24 @@ static void fill_rates(struct cg_sampler *s, const struct raw *c, const struct r
 		o->mem_ev_oom = delta(c->mev.oom, p->mev.oom);
 		o->mem_ev_oom_kill = delta(c->mev.oom_kill, p->mev.oom_kill);
 	}
-	if (c->have_io && p->have_io && ok) {
+	/* io.stat held (quiet): nothing of the tenant's own ran. Read again
+	 * after quiet samples: while still quiet, the IO since the last read is
+	 * what the kernel wrote back for it, a rate over the whole span; once
+	 * it uses CPU again, it is its own IO of this period (it needs CPU to
+	 * submit), beside which that writeback is small. */
+	if (c->have_io && p->have_io && c->rest_us == p->rest_us) {
+		for (size_t d = 0; d < s->n_disks; d++)
+			o->io[d] = (struct fs_io_sample){0, 0, 0, 0};
+	} else if (c->have_io && p->have_io && c->rest_us > p->rest_us && ok) {
+		const bool ran =
+		    !(c->have_cpu && p->have_cpu) || c->cpu.usage_usec != p->cpu.usage_usec;
+		const double io_dt = ran ? dt : (double)(c->rest_us - p->rest_us) / 1e6;
+
 		for (size_t d = 0; d < s->n_disks; d++) {
-			o->io[d].rbps = delta(c->io[d].rbytes, p->io[d].rbytes) / dt;
-			o->io[d].wbps = delta(c->io[d].wbytes, p->io[d].wbytes) / dt;
-			o->io[d].riops = delta(c->io[d].rios, p->io[d].rios) / dt;
-			o->io[d].wiops = delta(c->io[d].wios, p->io[d].wios) / dt;
+			o->io[d].rbps = delta(c->io[d].rbytes, p->io[d].rbytes) / io_dt;
+			o->io[d].wbps = delta(c->io[d].wbytes, p->io[d].wbytes) / io_dt;
+			o->io[d].riops = delta(c->io[d].rios, p->io[d].rios) / io_dt;
+			o->io[d].wiops = delta(c->io[d].wios, p->io[d].wios) / io_dt;
 		}
 	}
 }
@@ -727,7 +790,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	struct tenant_fds *tf = &s->tfd[t];
 	struct raw c;
 	struct fs_psi_sample *psi_out[3] = {&o->psi_cpu, &o->psi_mem, &o->psi_io};
-	bool deltas, reprobe, slow = false;
+	bool deltas, reprobe, slow = false, hold = false;
 	double psi_scale = 1;
 	unsigned absent;
 	int r;
@@ -752,11 +815,15 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 		absent = tf->absent;
 		reprobe = absent && now_us >= tf->probe_at_us;
 		tf->failed = false;
-		/* a retry reads them too, and so does a probe of absent ones */
-		slow = slow || (reprobe && (absent & SLOW_BITS)) || slow_due(s, t, now_us, p);
+		read_cpu(s, t, reprobe, &c);
+		/* a retry reads everything, and so does a probe of absent files */
+		hold = attempt == 0 && !tf->failed && quiet(s, t, now_us, reprobe, p, &c);
+		slow = !hold &&
+		       (slow || (reprobe && (absent & SLOW_BITS)) || slow_due(s, t, now_us, p));
 		c.slow_us = slow ? now_us : p->slow_us;
-		fill_gauges(s, t, reprobe, slow, p, o, &c);
-		read_counters(s, t, reprobe, slow, p, &c);
+		c.rest_us = hold ? p->rest_us : now_us;
+		fill_gauges(s, t, reprobe, slow, hold, p, o, &c);
+		read_counters(s, t, reprobe, slow, hold, p, &c);
 		/* A kept fd failed: the cgroup was removed (maybe recreated), or
 		 * a controller was disabled. Look at the path and read again:
 		 * the files of the new cgroup, or the rest of this one. */
@@ -774,7 +841,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	o->reset = !deltas;
 	if (deltas)
 		fill_rates(s, &c, p, o);
-	refault_rate(s, slow, deltas, p, &c);
+	refault_rate(s, slow, hold, deltas, p, &c);
 	if (isfinite(c.refault_bps) && c.now_us > p->now_us)
 		o->mem_refault_bytes = c.refault_bps * (double)(c.now_us - p->now_us) / 1e6;
 	if (slow && deltas && c.now_us > p->now_us && c.slow_us > p->slow_us)

@@ -796,6 +796,65 @@ static void test_sampler_memory_stat_slow(void **state)
 	fs_sampler_cgroupfs.close(st);
 }
 
+/*
+ * A quiet tenant (no CPU used since the previous sample) with
+ * quiet_every_us = 4 s: t1, the first tenant, reads memory.current and
+ * io.stat again 4 s after its last full read; in between its memory is the
+ * last read's and its IO rates are zero, then the IO since that read comes
+ * as a rate over the whole span (the kernel's writeback for it). CPU used
+ * reads everything in that very sample, and the IO since the last read is
+ * the tenant's own in this period.
+ */
+static void test_sampler_quiet(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1"};
+	static const struct fs_devnum disk = {8, 0};
+	struct fs_sampler_config cfg = {.cgroup_root = f->root,
+					.n_tenants = 1,
+					.cgroups = cgs,
+					.n_disks = 1,
+					.disks = &disk,
+					.quiet_every_us = 4000000};
+	/* at 1..7 s: cpu usage, and what the sample says */
+	static const struct {
+		unsigned long long usage;
+		double mem, rbps, refault; /* -1: unknown (first sample) */
+	} want[] = {
+	    {1000000, 4096, -1, -1},	    /* 1 s: the first read */
+	    {1000000, 4096, 0, 0},	    /* 2 s: quiet: held */
+	    {1000000, 4096, 0, 0},	    /* 3 s */
+	    {1000000, 4096, 0, 0},	    /* 4 s */
+	    {1000000, 5 * 4096, 16384, 0},  /* 5 s: due: 4 x 16 KiB in 4 s */
+	    {1000000, 5 * 4096, 0, 0},	    /* 6 s: quiet again */
+	    {1500000, 7 * 4096, 32768, 25}, /* 7 s: CPU used: 2 x 16 KiB, its
+					     * own; 50 pages refaulted in 2 s */
+	};
+	const double page = (double)sysconf(_SC_PAGESIZE);
+	struct fs_tenant_sample s;
+	void *st;
+
+	for (unsigned k = 1; k <= 7; k++) {
+		write_counters(f->root, cgs[0], want[k - 1].usage, 0, 16384ull * (k - 1), 0, 100,
+			       false);
+		write_mem_stat(f->root, 1000, k == 7 ? 150 : 100, 4096 * k);
+		if (k == 1)
+			assert_int_equal(fs_sampler_cgroupfs.open(&st, &cfg), 0);
+		assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000ull * k, &s), 0);
+		assert_true(s.mem_current == want[k - 1].mem);
+		if (want[k - 1].rbps < 0) {
+			assert_true(isnan(s.io[0].rbps));
+			assert_true(isnan(s.mem_refault_bytes));
+			continue;
+		}
+		assert_false(s.reset);
+		assert_true(s.io[0].rbps == want[k - 1].rbps);
+		assert_true(s.cpu_cores == (k == 7 ? 0.5 : 0));
+		assert_true(s.mem_refault_bytes == want[k - 1].refault * page);
+	}
+	fs_sampler_cgroupfs.close(st);
+}
+
 static void test_sampler_fds_released(void **state)
 {
 	struct fake *f = *state;
@@ -1180,6 +1239,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sampler_fds_released, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_psi_every, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_memory_stat_slow, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_quiet, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_memory_events_watched, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_out_of_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_error_logged_once, setup, teardown),
