@@ -19,7 +19,9 @@
  *     growth over time" is judged from the middle period to the last
  *     (mid_period), the step from the second to the middle one reported.
  * The fake tree is advanced between periods (counters move, some tenants
- * CPU-bound, some IO-bound, a few idle), outside the measured region.
+ * CPU-bound, some IO-bound, a few idle), outside the measured region. With
+ * --idle PCT about PCT% of the tenants are idle instead of 10% (90: a login
+ * node, where the sampler reads little more than cpu.stat of most).
  *
  * With --template the tenants are the matches of one [template.bench]
  * (issue 15: a login node's user slices) instead of one [tenant.X] each;
@@ -38,7 +40,7 @@
  *
  * Usage: fairshare-bench-period [--quick] [--sizes LIST] [--periods P]
  *                               [--seed S] [--seeds K] [--tmpdir DIR] [--keep]
- *                               [--template] [--churn K]
+ *                               [--template] [--churn K] [--idle PCT]
  */
 #include <errno.h>
 #include <getopt.h>
