@@ -31,10 +31,10 @@
  * kernel's PSI averaging interval (PSI_FREQ, 2 s); see slow_due in
  * sample_cgroupfs.c. */
 #define FSD_SLOW_EVERY_US 2000000ull
-/* How often an idle tenant's memory.current and io.stat are read (4-6 s):
- * two of those intervals, so that what the kernel alone moves there
- * (reclaim, writeback) is seen within a few periods; see quiet in
- * sample_cgroupfs.c. */
+/* How often an idle tenant's memory.current and io.stat are read (2-6 s
+ * apart, every 4 s on average): two of those intervals, so that what the
+ * kernel alone moves there (reclaim, writeback) is seen within a few
+ * periods; see quiet in sample_cgroupfs.c. */
 #define FSD_QUIET_EVERY_US 4000000ull
 
 /* The per-tenant arrays of a daemon, allocated and freed together. */

@@ -126,7 +126,7 @@ static const char *const file_names[N_FILES] = {
 
 #define REPROBE_US	(10ull * 1000000ull) /* missing files: probe again after 10 s */
 #define REPROBE_SPREAD	64u		     /* ... plus (t % 64) / 64 of that */
-#define QUIET_SPREAD	16u		     /* quiet: plus (t % 16) / 32 */
+#define QUIET_PHASES	16u		     /* quiet: re-read phases (quiet) */
 #define FD_RESERVE_MIN	256u		     /* fds left to the rest of the daemon */
 #define FD_BUDGET_LIMIT ((size_t)1 << 24)    /* for RLIM_INFINITY */
 
@@ -632,25 +632,35 @@ static bool slow_due(struct cg_sampler *s, size_t t, uint64_t now_us, const stru
  * says it used no CPU at all since the previous sample. Nothing of its own
  * ran, so its memory.current and io.stat have not moved but through the
  * kernel (reclaim; writeback of pages it dirtied earlier), and its other
- * files are not read again before rest_at_us: quiet_every_us after the
- * last full read, plus up to half of that spread by tenant index so that
- * tenants idle since start do not all read in the same period. Until then
- * the last read's values hold and its IO rates are zero; the next read
- * turns what moved meanwhile into rates (fill_rates). A tenant that uses
- * CPU is read in full in that very sample. On a login node or a CI farm
- * between jobs most tenants are idle most of the time: this is one pread
- * per period for each instead of about five (issue 19).
+ * files are not read again before rest_at_us: the first time, from half a
+ * quiet_every_us after the last full read on, that falls on the tenant's
+ * phase, one of QUIET_PHASES in every quiet_every_us by tenant index. So
+ * each is read again within 1.5 quiet_every_us, and each period reads
+ * about the same number of quiet tenants, also when they all went quiet
+ * at once (at start). Until then the last read's values hold and its IO
+ * rates are zero; the next read turns what moved meanwhile into rates
+ * (fill_rates). A tenant that uses CPU is read in full in that very
+ * sample. On a login node or a CI farm between jobs most tenants are idle
+ * most of the time: this is one pread per period for each instead of
+ * about five (issue 19).
  */
-static bool quiet(struct cg_sampler *s, size_t t, uint64_t now_us, bool reprobe,
-		  const struct raw *p, const struct raw *c)
+static bool quiet(struct cg_sampler *s, size_t t, uint64_t now_us, const struct raw *p,
+		  const struct raw *c)
 {
 	struct tenant_fds *tf = &s->tfd[t];
 	const uint64_t q = s->quiet_every_us;
 
-	if (q && !reprobe && p->valid && p->ino == c->ino && p->have_cpu && c->have_cpu &&
+	if (q && p->valid && p->ino == c->ino && p->have_cpu && c->have_cpu &&
 	    c->cpu.usage_usec == p->cpu.usage_usec && now_us < tf->rest_at_us)
 		return true;
-	tf->rest_at_us = now_us + q + (t % QUIET_SPREAD) * (q / 2 / QUIET_SPREAD);
+	if (q) {
+		const uint64_t from = now_us + q / 2,
+			       phase = (t % QUIET_PHASES) * (q / QUIET_PHASES);
+
+		tf->rest_at_us = from / q * q + phase;
+		if (tf->rest_at_us < from)
+			tf->rest_at_us += q;
+	}
 	return false;
 }
 
@@ -816,8 +826,9 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 		reprobe = absent && now_us >= tf->probe_at_us;
 		tf->failed = false;
 		read_cpu(s, t, reprobe, &c);
-		/* a retry reads everything, and so does a probe of absent files */
-		hold = attempt == 0 && !tf->failed && quiet(s, t, now_us, reprobe, p, &c);
+		/* a retry reads everything; a quiet tenant waits with its probe
+		 * of absent files, as with every other file but cpu.stat */
+		hold = attempt == 0 && !tf->failed && quiet(s, t, now_us, p, &c);
 		slow = !hold &&
 		       (slow || (reprobe && (absent & SLOW_BITS)) || slow_due(s, t, now_us, p));
 		c.slow_us = slow ? now_us : p->slow_us;
@@ -830,8 +841,9 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 		if (!tf->failed || attempt > 0)
 			break;
 	}
-	/* Files found missing now, or still missing after a probe: next probe. */
-	if (tf->absent && (reprobe || tf->absent != absent))
+	/* Files found missing now, or still missing after a probe: next probe.
+	 * A quiet tenant probes its held files at its next full read. */
+	if (tf->absent && ((reprobe && !hold) || tf->absent != absent))
 		tf->probe_at_us =
 		    now_us + REPROBE_US + (t % REPROBE_SPREAD) * (REPROBE_US / REPROBE_SPREAD);
 	if (!tf->kept)

@@ -798,8 +798,9 @@ static void test_sampler_memory_stat_slow(void **state)
 
 /*
  * A quiet tenant (no CPU used since the previous sample) with
- * quiet_every_us = 4 s: t1, the first tenant, reads memory.current and
- * io.stat again 4 s after its last full read; in between its memory is the
+ * quiet_every_us = 4 s: t1, the first tenant (phase 0), reads memory.current
+ * and io.stat again at the first multiple of 4 s from 2 s after its last
+ * full read on (at 4 s after a read at 1 s); in between its memory is the
  * last read's and its IO rates are zero, then the IO since that read comes
  * as a rate over the whole span (the kernel's writeback for it). CPU used
  * reads everything in that very sample, and the IO since the last read is
@@ -824,11 +825,11 @@ static void test_sampler_quiet(void **state)
 	    {1000000, 4096, -1, -1},	    /* 1 s: the first read */
 	    {1000000, 4096, 0, 0},	    /* 2 s: quiet: held */
 	    {1000000, 4096, 0, 0},	    /* 3 s */
-	    {1000000, 4096, 0, 0},	    /* 4 s */
-	    {1000000, 5 * 4096, 16384, 0},  /* 5 s: due: 4 x 16 KiB in 4 s */
-	    {1000000, 5 * 4096, 0, 0},	    /* 6 s: quiet again */
-	    {1500000, 7 * 4096, 32768, 25}, /* 7 s: CPU used: 2 x 16 KiB, its
-					     * own; 50 pages refaulted in 2 s */
+	    {1000000, 4 * 4096, 16384, 0},  /* 4 s: due: 3 x 16 KiB in 3 s */
+	    {1000000, 4 * 4096, 0, 0},	    /* 5 s: quiet again (till 8 s) */
+	    {1000000, 4 * 4096, 0, 0},	    /* 6 s */
+	    {1500000, 7 * 4096, 49152, 20}, /* 7 s: CPU used: 3 x 16 KiB, its
+					     * own; 60 pages refaulted in 3 s */
 	};
 	const double page = (double)sysconf(_SC_PAGESIZE);
 	struct fs_tenant_sample s;
@@ -837,7 +838,7 @@ static void test_sampler_quiet(void **state)
 	for (unsigned k = 1; k <= 7; k++) {
 		write_counters(f->root, cgs[0], want[k - 1].usage, 0, 16384ull * (k - 1), 0, 100,
 			       false);
-		write_mem_stat(f->root, 1000, k == 7 ? 150 : 100, 4096 * k);
+		write_mem_stat(f->root, 1000, k == 7 ? 160 : 100, 4096 * k);
 		if (k == 1)
 			assert_int_equal(fs_sampler_cgroupfs.open(&st, &cfg), 0);
 		assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000ull * k, &s), 0);
@@ -851,6 +852,56 @@ static void test_sampler_quiet(void **state)
 		assert_true(s.io[0].rbps == want[k - 1].rbps);
 		assert_true(s.cpu_cores == (k == 7 ? 0.5 : 0));
 		assert_true(s.mem_refault_bytes == want[k - 1].refault * page);
+	}
+	fs_sampler_cgroupfs.close(st);
+}
+
+/*
+ * 16 tenants quiet since start, quiet_every_us = 4 s: each period re-reads
+ * about a quarter of them (their phases spread over the 4 s), not half of
+ * them in one period and none in the next; and none waits longer than
+ * 1.5 x 4 s between two reads.
+ */
+static void test_sampler_quiet_spread(void **state)
+{
+	struct fake *f = *state;
+	enum { N = 16 };
+	char names[N][8], text[32], path[64];
+	const char *cgs[N];
+	struct fs_sampler_config cfg = {
+	    .cgroup_root = f->root, .n_tenants = N, .cgroups = cgs, .quiet_every_us = 4000000};
+	struct fs_tenant_sample s[N];
+	unsigned last[N];
+	void *st;
+
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "q%02d", i);
+		cgs[i] = names[i];
+		write_counters(f->root, cgs[i], 1000000, 0, 0, 0, 100, false);
+		last[i] = 1;
+	}
+	assert_int_equal(fs_sampler_cgroupfs.open(&st, &cfg), 0);
+	for (unsigned k = 1; k <= 20; k++) {
+		unsigned read = 0;
+
+		/* memory.current says when it was written: read now or held */
+		for (int i = 0; i < N; i++) {
+			snprintf(path, sizeof(path), "%s/memory.current", cgs[i]);
+			snprintf(text, sizeof(text), "%u\n", 4096 * k);
+			at_write(f->root, path, text);
+		}
+		assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000ull * k, s), 0);
+		for (int i = 0; i < N; i++) {
+			if (s[i].mem_current != 4096.0 * k)
+				continue;
+			read++;
+			assert_true(k == 1 || k - last[i] >= 2);
+			last[i] = k;
+		}
+		for (int i = 0; i < N; i++)
+			assert_true(k - last[i] < 6);
+		if (k >= 4)
+			assert_true(read >= 3 && read <= 5);
 	}
 	fs_sampler_cgroupfs.close(st);
 }
@@ -1240,6 +1291,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sampler_psi_every, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_memory_stat_slow, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_quiet, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_quiet_spread, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_memory_events_watched, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_out_of_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_error_logged_once, setup, teardown),
