@@ -934,6 +934,14 @@ static void check_drift(struct fs_writer *w, struct wr_tenant *tn, int dirfd, st
 	snprintf(e->last, sizeof(e->last), "%s", cur);
 }
 
+/* Whether tenant tn's known files are to be read again now: it was not
+ * opened since it became a tenant (or gone, or recreated), or recheck_us
+ * has passed since (the safety net of the watches). */
+static bool recheck_due(const struct fs_writer *w, const struct wr_tenant *tn, uint64_t now_us)
+{
+	return !tn->checked || now_us - tn->checked_us >= w->recheck_us;
+}
+
 /*
  * Phase 1 of one tenant: skips it in the steady state; else opens its
  * directory once and records the original (and current value) of every item
@@ -943,7 +951,7 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 			 uint64_t now_us, struct fs_apply_result *res, int *dirfd_out)
 {
 	/* due: every known file is read again (safety net of the watches) */
-	bool due = !tn->checked || now_us - tn->checked_us >= w->recheck_us;
+	bool due = recheck_due(w, tn, now_us);
 	/* Read every known value again: a unit's properties only when the
 	 * tenant is new to this directory or events were lost, not on the
 	 * periodic recheck: that would be a D-Bus call per property of every
@@ -1138,8 +1146,8 @@ static void poll_watch(struct fs_writer *w)
 static bool memo_holds(const struct fs_writer *w, const struct wr_tenant *tn,
 		       const struct fs_limits *lim, uint64_t now_us)
 {
-	return tn->memo_gen == w->gen && tn->checked && now_us - tn->checked_us < w->recheck_us &&
-	       !tn->check && fs_limits_equal(&tn->memo, lim);
+	return tn->memo_gen == w->gen && !recheck_due(w, tn, now_us) && !tn->check &&
+	       fs_limits_equal(&tn->memo, lim);
 }
 
 /* Tenants first .. first + n - 1; lim, skip and res are indexed from 0. */
