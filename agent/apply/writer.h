@@ -120,7 +120,8 @@ struct fs_writer_opts {
 	unsigned einval_limit;	  /* consecutive EINVALs -> unsupported; 0 = 3 */
 	uint64_t reprobe_us;	  /* back-off of an unsupported file; 0 = 60 s */
 	uint64_t log_interval_us; /* one log line per file per interval; 0 = 60 s */
-	uint64_t recheck_us;	  /* open an unchanged tenant at least this often,
+	uint64_t recheck_us;	  /* open an unchanged tenant at least this often
+				     (plus up to half of it by tenant index),
 				     to notice a recreated cgroup; 0 = 60 s */
 	/* optional: an open directory of tenant `tenant` (path `cgroup`) that
 	 * the caller keeps, with its inode in *ino, or -1. Used instead of

@@ -65,7 +65,7 @@
  * filesystems (the tests' fake trees, where unlinked files stay readable
  * through an open fd) the path is looked at when an inotify watch says the
  * directory may have moved (fake_dir_may_have_moved), and everywhere every
- * REPROBE_US as a safety net.
+ * 10 to 20 s (reprobe_at) as a safety net.
  */
 #include <errno.h>
 #include <math.h>
@@ -88,10 +88,13 @@ struct raw {
 	ino_t ino; /* cgroup directory inode: changes when it is recreated */
 	uint64_t now_us;
 	bool have_cpu, have_mev, have_psi[3];
-	/* when the slow files (memory.stat, *.pressure) were read: now_us, or
-	 * earlier when held (slow_due) */
+	/* when the *.pressure files were read: now_us, or earlier when held
+	 * (slow_due, quiet) */
 	uint64_t slow_us;
-	bool have_ms; /* memory.stat, read at slow_us */
+	/* when memory.stat was read: with them, or on its own at a quiet
+	 * tenant's re-read (fill_gauges) */
+	uint64_t ms_us;
+	bool have_ms; /* memory.stat, read at ms_us */
 	struct fs_memory_stat ms;
 	double refault_bps; /* refaulted bytes/s between the last two reads of
 			     * memory.stat; NAN: unknown */
@@ -453,12 +456,14 @@ static bool went_backwards(const struct raw *c, const struct raw *p, size_t n_di
 
 /*
  * The gauges into o: memory.current every period but while the tenant is
- * quiet (hold); memory.stat's when the slow files are read (slow). Else the
+ * quiet (hold); memory.stat's when the slow files are read (slow), and at
+ * a quiet tenant's re-read (rest) when memory.current moved: the kernel
+ * reclaimed from it, and the page-cache gauges are what it took. Else the
  * last read's, held from p, which then is this very directory (slow_due,
  * quiet).
  */
 static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, bool slow, bool hold,
-			const struct raw *p, struct fs_tenant_sample *o, struct raw *c)
+			bool rest, const struct raw *p, struct fs_tenant_sample *o, struct raw *c)
 {
 	const struct fs_memory_stat *ms = &c->ms;
 
@@ -471,11 +476,15 @@ static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, bool slow,
 			c->mem_current = (double)v;
 	}
 	o->mem_current = c->mem_current;
-	if (slow) {
+	/* (NAN != NAN: an unknown memory.current reads memory.stat too) */
+	if (slow || (rest && c->mem_current != p->mem_current)) {
 		c->have_ms = read_file(s, t, F_MEM_STAT, reprobe) &&
 			     fs_parse_memory_stat(s->buf.data, &c->ms) == 0;
-	} else if ((c->have_ms = p->have_ms)) {
-		c->ms = p->ms;
+		c->ms_us = c->now_us;
+	} else {
+		c->ms_us = p->ms_us;
+		if ((c->have_ms = p->have_ms))
+			c->ms = p->ms;
 	}
 	if (!c->have_ms)
 		return;
@@ -506,27 +515,27 @@ static bool refault_pages(const struct raw *r, uint64_t *pages)
 
 /*
  * The refault rate into c->refault_bps: measured when memory.stat was read
- * now (slow) against its previous read, held from p in between, zero while
- * the tenant is quiet (hold: nothing of it ran to fault), unknown after a
- * reset. Not in went_backwards: the kernel keeps these per memcg and never
- * resets them; a new cgroup changes the inode.
+ * now against its previous read, held from p in between, zero while the
+ * tenant is quiet (nothing of it ran to fault), unknown after a reset. Not
+ * in went_backwards: the kernel keeps these per memcg and never resets
+ * them; a new cgroup changes the inode.
  */
-static void refault_rate(const struct cg_sampler *s, bool slow, bool hold, bool deltas,
-			 const struct raw *p, struct raw *c)
+static void refault_rate(const struct cg_sampler *s, bool quiet, bool deltas, const struct raw *p,
+			 struct raw *c)
 {
 	uint64_t now, before;
 
 	c->refault_bps = NAN;
 	if (!deltas)
 		return;
-	if (hold)
+	if (quiet)
 		c->refault_bps = 0;
-	else if (!slow)
+	else if (c->ms_us == p->ms_us)
 		c->refault_bps = p->refault_bps;
-	else if (c->slow_us > p->slow_us && refault_pages(c, &now) && refault_pages(p, &before) &&
+	else if (c->ms_us > p->ms_us && refault_pages(c, &now) && refault_pages(p, &before) &&
 		 now >= before)
 		c->refault_bps =
-		    delta(now, before) * s->page_size * 1e6 / (double)(c->slow_us - p->slow_us);
+		    delta(now, before) * s->page_size * 1e6 / (double)(c->ms_us - p->ms_us);
 }
 
 /*
@@ -561,18 +570,47 @@ static void read_cpu(struct cg_sampler *s, size_t t, bool reprobe, struct raw *c
 		      fs_parse_cpu_stat(s->buf.data, &c->cpu) == 0 && (c->cpu.have & FS_CPU_USAGE);
 }
 
+/*
+ * The stall averages of a tenant that did not run for dt_us (quiet): the
+ * kernel's, which take in no stall meanwhile. Each avgN is an exponential
+ * average with an N s time constant (kernel/sched/psi.c, updated every
+ * 2 s). A tenant that used no CPU for a whole period had no task left
+ * runnable (cpu.max refills its quota within a period), none in reclaim
+ * and none waiting on a page-in it would have run to take (memory, io):
+ * its averages decay as the kernel's do, and the totals stay. (A task
+ * blocked in IO for whole periods on end is the exception: such a tenant
+ * moves neither CPU nor the disk, and is read in full the moment it runs.)
+ */
+static void psi_decay(struct fs_pressure *x, uint64_t dt_us)
+{
+	const double dt = (double)dt_us / 1e6;
+	const double k10 = exp(-dt / 10), k60 = exp(-dt / 60), k300 = exp(-dt / 300);
+	struct fs_psi_line *line[2] = {&x->some, &x->full};
+
+	for (int i = 0; i < 2; i++) {
+		line[i]->avg10 *= k10;
+		line[i]->avg60 *= k60;
+		line[i]->avg300 *= k300;
+	}
+}
+
 /* The counters but cpu.stat's: the *.pressure files read now (slow), else
- * the last ones held; io.stat read but while the tenant is quiet (hold). */
-static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, bool slow, bool hold,
-			  const struct raw *p, struct raw *c)
+ * the last ones held, decayed while the tenant is quiet; io.stat read but
+ * while the tenant is quiet (hold). */
+static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, bool slow, bool quiet,
+			  bool hold, const struct raw *p, struct raw *c)
 {
 	read_memory_events(s, t, reprobe, p, c);
-	for (int k = 0; k < 3; k++)
-		if (slow)
+	for (int k = 0; k < 3; k++) {
+		if (slow) {
 			c->have_psi[k] = read_file(s, t, psi_files[k], reprobe) &&
 					 fs_parse_pressure(s->buf.data, &c->psi[k]) == 0;
-		else if ((c->have_psi[k] = p->have_psi[k]))
+		} else if ((c->have_psi[k] = p->have_psi[k])) {
 			c->psi[k] = p->psi[k];
+			if (quiet && c->now_us > p->now_us)
+				psi_decay(&c->psi[k], c->now_us - p->now_us);
+		}
+	}
 	if (hold) {
 		c->have_io = p->have_io;
 		memcpy(c->io, p->io, sizeof(c->io));
@@ -627,22 +665,32 @@ static bool slow_due(struct cg_sampler *s, size_t t, uint64_t now_us, const stru
 	return true;
 }
 
+/* Whether the tenant used no CPU at all between p and c (this directory). */
+static bool idle_since(const struct raw *p, const struct raw *c)
+{
+	return p->valid && p->ino == c->ino && p->have_cpu && c->have_cpu &&
+	       c->cpu.usage_usec == p->cpu.usage_usec;
+}
+
 /*
  * Whether tenant t is quiet this sample: its cpu.stat, just read into c,
  * says it used no CPU at all since the previous sample. Nothing of its own
  * ran, so its memory.current and io.stat have not moved but through the
- * kernel (reclaim; writeback of pages it dirtied earlier), and its other
- * files are not read again before rest_at_us: the first time, from half a
- * quiet_every_us after the last full read on, that falls on the tenant's
- * phase, one of QUIET_PHASES in every quiet_every_us by tenant index. So
- * each is read again within 1.5 quiet_every_us, and each period reads
- * about the same number of quiet tenants, also when they all went quiet
- * at once (at start). Until then the last read's values hold and its IO
- * rates are zero; the next read turns what moved meanwhile into rates
- * (fill_rates). A tenant that uses CPU is read in full in that very
- * sample. On a login node or a CI farm between jobs most tenants are idle
- * most of the time: this is one pread per period for each instead of
- * about five (issue 19).
+ * kernel (reclaim; writeback of pages it dirtied earlier), and they are
+ * not read again before rest_at_us: the first time, from half a
+ * quiet_every_us after the last read on, that falls on the tenant's phase,
+ * one of QUIET_PHASES in every quiet_every_us by tenant index. So each is
+ * read again within 1.5 quiet_every_us, and each period reads about the
+ * same number of quiet tenants, also when they all went quiet at once (at
+ * start). Until then the last read's values hold and its IO rates are
+ * zero; the next read turns what moved meanwhile into rates (fill_rates).
+ * That re-read of a tenant still quiet (rest in sample_one) reads what the
+ * kernel can move: memory.current and io.stat, and memory.stat only when
+ * memory.current moved; not the *.pressure files, whose averages decay as
+ * the kernel's do (psi_decay). A tenant that uses CPU is read in full in
+ * that very sample. On a login node or a CI farm between jobs most tenants
+ * are idle most of the time: this is one pread per period for each, and
+ * two every 2-6 s, instead of about five per period (issue 19).
  */
 static bool quiet(struct cg_sampler *s, size_t t, uint64_t now_us, const struct raw *p,
 		  const struct raw *c)
@@ -650,8 +698,7 @@ static bool quiet(struct cg_sampler *s, size_t t, uint64_t now_us, const struct 
 	struct tenant_fds *tf = &s->tfd[t];
 	const uint64_t q = s->quiet_every_us;
 
-	if (q && p->valid && p->ino == c->ino && p->have_cpu && c->have_cpu &&
-	    c->cpu.usage_usec == p->cpu.usage_usec && now_us < tf->rest_at_us)
+	if (q && idle_since(p, c) && now_us < tf->rest_at_us)
 		return true;
 	if (q) {
 		const uint64_t from = now_us + q / 2,
@@ -707,6 +754,14 @@ static void fill_rates(struct cg_sampler *s, const struct raw *c, const struct r
 	}
 }
 
+/* The next probe of tenant t's absent files, or look at its path (cgroup2):
+ * REPROBE_US on, plus up to as much again by tenant index, so that the
+ * tenants opened together at start are not all probed in one period. */
+static uint64_t reprobe_at(uint64_t now_us, size_t t)
+{
+	return now_us + REPROBE_US + (t % REPROBE_SPREAD) * (REPROBE_US / REPROBE_SPREAD);
+}
+
 /* Whether the directory at the tenant's path is still the open one. */
 static bool same_dir(struct cg_sampler *s, size_t t)
 {
@@ -739,7 +794,7 @@ static bool fake_dir_may_have_moved(const struct cg_sampler *s, size_t t)
  * when the path still leads to it, else (re)opens it. On cgroup2 the files of
  * a removed cgroup fail at once with ENODEV (then sample_one looks, check =
  * true) and a cgroup cannot be renamed (EPERM), so the path is looked at only
- * every REPROBE_US, as a safety net: that saves a path lookup per tenant per
+ * every 10 to 20 s (reprobe_at), as a safety net: that saves a path lookup per tenant per
  * period (fstatat: 4.5 us of ~23 us per tenant on 6.18 in a VM). On a fake
  * tree unlinked files stay readable; the path is looked at there only when
  * fake_dir_may_have_moved says so. 0 or -errno (-ENOENT: the cgroup does not
@@ -756,7 +811,7 @@ static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool che
 		    (s->cgroup2 || !fake_dir_may_have_moved(s, t)))
 			return 0;
 		if (same_dir(s, t)) {
-			tf->check_at_us = now_us + REPROBE_US;
+			tf->check_at_us = reprobe_at(now_us, t);
 			if (tf->kept)
 				fs_watch_arm(s->place, t, tf->dirfd, ".");
 			return 0;
@@ -784,7 +839,7 @@ static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool che
 		tf->ino = st.st_ino;
 	}
 	tf->dirfd = fd;
-	tf->check_at_us = now_us + REPROBE_US;
+	tf->check_at_us = reprobe_at(now_us, t);
 	if (s->fds_reserved + s->fds_per_tenant <= s->fd_budget) {
 		tf->kept = true;
 		s->fds_reserved += s->fds_per_tenant;
@@ -800,7 +855,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	struct tenant_fds *tf = &s->tfd[t];
 	struct raw c;
 	struct fs_psi_sample *psi_out[3] = {&o->psi_cpu, &o->psi_mem, &o->psi_io};
-	bool deltas, reprobe, slow = false, hold = false;
+	bool deltas, reprobe, slow = false, hold = false, rest = false;
 	double psi_scale = 1;
 	unsigned absent;
 	int r;
@@ -827,14 +882,17 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 		tf->failed = false;
 		read_cpu(s, t, reprobe, &c);
 		/* a retry reads everything; a quiet tenant waits with its probe
-		 * of absent files, as with every other file but cpu.stat */
+		 * of absent files, as with every other file but cpu.stat, also
+		 * at its re-reads (rest) */
 		hold = attempt == 0 && !tf->failed && quiet(s, t, now_us, p, &c);
-		slow = !hold &&
+		rest =
+		    s->quiet_every_us && !hold && attempt == 0 && !tf->failed && idle_since(p, &c);
+		slow = !hold && !rest &&
 		       (slow || (reprobe && (absent & SLOW_BITS)) || slow_due(s, t, now_us, p));
 		c.slow_us = slow ? now_us : p->slow_us;
 		c.rest_us = hold ? p->rest_us : now_us;
-		fill_gauges(s, t, reprobe, slow, hold, p, o, &c);
-		read_counters(s, t, reprobe, slow, hold, p, &c);
+		fill_gauges(s, t, reprobe && !rest, slow, hold, rest, p, o, &c);
+		read_counters(s, t, reprobe && !rest, slow, hold || rest, hold, p, &c);
 		/* A kept fd failed: the cgroup was removed (maybe recreated), or
 		 * a controller was disabled. Look at the path and read again:
 		 * the files of the new cgroup, or the rest of this one. */
@@ -843,9 +901,8 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	}
 	/* Files found missing now, or still missing after a probe: next probe.
 	 * A quiet tenant probes its held files at its next full read. */
-	if (tf->absent && ((reprobe && !hold) || tf->absent != absent))
-		tf->probe_at_us =
-		    now_us + REPROBE_US + (t % REPROBE_SPREAD) * (REPROBE_US / REPROBE_SPREAD);
+	if (tf->absent && ((reprobe && !hold && !rest) || tf->absent != absent))
+		tf->probe_at_us = reprobe_at(now_us, t);
 	if (!tf->kept)
 		tenant_close(s, tf); /* over the fd budget: walk again next period */
 
@@ -853,7 +910,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	o->reset = !deltas;
 	if (deltas)
 		fill_rates(s, &c, p, o);
-	refault_rate(s, slow, hold, deltas, p, &c);
+	refault_rate(s, hold || rest, deltas, p, &c);
 	if (isfinite(c.refault_bps) && c.now_us > p->now_us)
 		o->mem_refault_bytes = c.refault_bps * (double)(c.now_us - p->now_us) / 1e6;
 	if (slow && deltas && c.now_us > p->now_us && c.slow_us > p->slow_us)

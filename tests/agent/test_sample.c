@@ -796,6 +796,19 @@ static void test_sampler_memory_stat_slow(void **state)
 	fs_sampler_cgroupfs.close(st);
 }
 
+/* One tenant (cgs[0]) on disk 8:0, quiet tenants re-read every 4 s. */
+static struct fs_sampler_config quiet_config(const char *root, const char **cgs)
+{
+	static const struct fs_devnum disk = {8, 0};
+
+	return (struct fs_sampler_config){.cgroup_root = root,
+					  .n_tenants = 1,
+					  .cgroups = cgs,
+					  .n_disks = 1,
+					  .disks = &disk,
+					  .quiet_every_us = 4000000};
+}
+
 /*
  * A quiet tenant (no CPU used since the previous sample) with
  * quiet_every_us = 4 s: t1, the first tenant (phase 0), reads memory.current
@@ -810,13 +823,7 @@ static void test_sampler_quiet(void **state)
 {
 	struct fake *f = *state;
 	const char *cgs[] = {"t1"};
-	static const struct fs_devnum disk = {8, 0};
-	struct fs_sampler_config cfg = {.cgroup_root = f->root,
-					.n_tenants = 1,
-					.cgroups = cgs,
-					.n_disks = 1,
-					.disks = &disk,
-					.quiet_every_us = 4000000};
+	struct fs_sampler_config cfg = quiet_config(f->root, cgs);
 	/* at 1..7 s: cpu usage, and what the sample says */
 	static const struct {
 		unsigned long long usage;
@@ -852,6 +859,60 @@ static void test_sampler_quiet(void **state)
 		assert_true(s.io[0].rbps == want[k - 1].rbps);
 		assert_true(s.cpu_cores == (k == 7 ? 0.5 : 0));
 		assert_true(s.mem_refault_bytes == want[k - 1].refault * page);
+	}
+	fs_sampler_cgroupfs.close(st);
+}
+
+/*
+ * A quiet tenant's re-read (every 4 s here, at 4 and 8 s) reads
+ * memory.current and io.stat, memory.stat only when memory.current moved
+ * (8 s), and no *.pressure file: their averages decay as the kernel's do
+ * for a tenant that did not run (exp(-t / 10 s) for avg10). Once it uses
+ * CPU (9 s) everything is read again (issue 19: two preads every few
+ * seconds for an idle tenant, not six).
+ */
+static void test_sampler_quiet_rest(void **state)
+{
+	struct fake *f = *state;
+	const char *cgs[] = {"t1"};
+	struct fs_sampler_config cfg = quiet_config(f->root, cgs);
+	struct fs_tenant_sample s;
+	void *st;
+
+	cfg.slow_every_us = 2000000;
+	write_counters(f->root, cgs[0], 1000000, 0, 0, 0, 100, false);
+	at_write(f->root, "t1/memory.pressure", "some avg10=20.00 avg60=0 avg300=0 total=100\n");
+	write_mem_stat(f->root, 1000, 0, 1048576);
+	assert_int_equal(fs_sampler_cgroupfs.open(&st, &cfg), 0);
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, &s), 0);
+	assert_true(s.psi_mem.some_avg10 == 20 && s.mem_anon == 1000);
+	/* from now on a read of either file would show */
+	at_write(f->root, "t1/memory.pressure", "some avg10=50.00 avg60=0 avg300=0 total=100\n");
+	write_mem_stat(f->root, 2000, 0, 1048576);
+	for (unsigned k = 2; k <= 9; k++) {
+		char text[64];
+		const double decayed = 20 * exp(-(double)(k - 1) / 10);
+
+		snprintf(text, sizeof(text), "8:0 rbytes=%u wbytes=0 rios=0 wios=0\n",
+			 k >= 4 ? 12288u : 0u);
+		at_write(f->root, "t1/io.stat", text);
+		if (k == 8)
+			at_write(f->root, "t1/memory.current", "2097152\n");
+		if (k == 9)
+			write_cpu_stat(f->root, cgs[0], 1500000, 0);
+		assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000ull * k, &s), 0);
+		assert_false(s.reset);
+		if (k == 9) {
+			assert_true(s.cpu_cores == 0.5);
+			assert_true(s.psi_mem.some_avg10 == 50 && s.mem_anon == 2000);
+			break;
+		}
+		assert_true(s.cpu_cores == 0);
+		assert_true(fabs(s.psi_mem.some_avg10 - decayed) < 1e-9);
+		/* io.stat: re-read at 4 s (12 KiB over 3 s), held otherwise */
+		assert_true(s.io[0].rbps == (k == 4 ? 4096 : 0));
+		assert_true(s.mem_current == (k >= 8 ? 2097152 : 1048576));
+		assert_true(s.mem_anon == (k >= 8 ? 2000 : 1000));
 	}
 	fs_sampler_cgroupfs.close(st);
 }
@@ -1292,6 +1353,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sampler_memory_stat_slow, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_quiet, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_quiet_spread, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sampler_quiet_rest, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_memory_events_watched, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_out_of_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sampler_error_logged_once, setup, teardown),
