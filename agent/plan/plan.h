@@ -182,7 +182,6 @@
 #define PLAN_PAGE	 4096
 #define PLAN_IO_LINE_MAX 160
 #define PLAN_REASON_MAX	 256
-#define FS_MAX_DISKS	 8 /* as FS_MAX_DISKS */
 
 enum plan_mode {
 	PLAN_MODE_LIMITS,
