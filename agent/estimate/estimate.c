@@ -16,6 +16,8 @@ void est_config_default(struct est_config *cfg)
 	cfg->psi_threshold = 10.0;
 	cfg->io_limit_ratio = 0.95;
 	cfg->floor_share = 1e-3;
+	cfg->floors_total = 0.01;
+	cfg->n_tenants = 0;
 	cfg->wait_min = 0.05;
 	cfg->follow_share = 0.8;
 	cfg->follow_grace = 2;
@@ -24,6 +26,13 @@ void est_config_default(struct est_config *cfg)
 	cfg->trim_step = 0.8;
 	cfg->trim_pace = 4;
 	cfg->trim_hold = 20;
+}
+
+double est_floor_share(const struct est_config *cfg)
+{
+	const double spread = cfg->n_tenants ? cfg->floors_total / (double)cfg->n_tenants : 1;
+
+	return cfg->floor_share < spread ? cfg->floor_share : spread;
 }
 
 void est_sample_init(struct est_sample *s)
@@ -288,6 +297,7 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 	struct est_state out;
 	const bool have_prev = prev && prev->initialized;
 	unsigned held_periods = have_prev ? prev->held_periods : 0;
+	const double floor = est_floor_share(cfg);
 	bool step, keep, bite;
 
 	est_state_init(&out);
@@ -365,7 +375,7 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 				out.reasons |= EST_CPU_WAIT;
 			}
 		}
-		out.demand[r] = clamp(d, cfg->floor_share * cap, cap);
+		out.demand[r] = clamp(d, floor * cap, cap);
 	}
 	*next = out;
 }

@@ -80,9 +80,15 @@
  *    what it delivers, for a period or two) tells nothing about a tenant's
  *    demand on it: the demand, probe, held flag and follow lag of those
  *    resources stay as they were (EST_IO_STALLED).
- *  - Each demand is clamped to [floor_share * capacity, capacity] so every
+ *  - Each demand is clamped to [floor * capacity, capacity] so every
  *    tenant stays in the problem (fs_solve refuses all-zero demand) and no
- *    estimate exceeds the host.
+ *    estimate exceeds the host. floor = floor_share, or floors_total /
+ *    n_tenants when that is less (est_floor_share): the floors of all
+ *    tenants together are at most floors_total of a resource. An idle
+ *    tenant's floor is granted in the allocation and its limit on a
+ *    saturated resource keeps it; at 1e-3 each, 1,000 idle tenants' floors
+ *    alone saturated every resource, and the active tenants were held to
+ *    what the floors left of it (issue 19's login-node benchmark).
  *  - A declared demand (config `demand`) overrides the estimate of that
  *    resource (NaN = not declared).
  *  - CPU held back means throttled by cpu.max: cpu.stat nr_throttled or
@@ -174,6 +180,8 @@ struct est_config {
 	double psi_threshold;  /* percent of PSI some avg10; <= 0 disables PSI */
 	double io_limit_ratio; /* (0, 1]: rate >= ratio * io.max limit is "at the limit" */
 	double floor_share;    /* (0, 1): minimum demand as a fraction of capacity */
+	double floors_total;   /* (0, 1]: bound on the floors of all tenants together */
+	size_t n_tenants;      /* the tenants estimated together; 0: unknown (one) */
 	double wait_min;       /* cores: runqueue wait below this is ignored */
 	double follow_share;   /* (0, 1]: use / previous allocation that still counts
 				  as held on a contended disk */
@@ -188,11 +196,16 @@ struct est_config {
 	unsigned trim_hold;    /* periods without a trim after a bite */
 };
 
-/* Defaults: step 1.5, max 4, decay 0.5, PSI 10 %, io ratio 0.95, floor 1e-3,
+/* Defaults: step 1.5, max 4, decay 0.5, PSI 10 %, io ratio 0.95, floor 1e-3
+ * (floors together 0.01, n_tenants 0),
  * wait_min 0.05 cores, follow 0.8, follow grace 2, refault_share 0.01,
  * cpu_busy FS_RES_BUSY_SHARE (0.85), trim step 0.8 every 5th period (one
  * write of cpu.max, then it settles), trim hold 20. */
 void est_config_default(struct est_config *cfg);
+
+/* The floor of each demand as a fraction of capacity: floor_share, at most
+ * floors_total / n_tenants. */
+double est_floor_share(const struct est_config *cfg);
 
 enum est_reason {
 	EST_CPU_THROTTLED = 1u << 0, /* cpu.stat nr_throttled or throttled_usec grew */

@@ -150,6 +150,56 @@ static void test_single_bottleneck_limits(void **unused)
 	plan_free(&pl);
 }
 
+/*
+ * A login node (issue 19): 1,000 idle tenants beside 2 CPU-bound ones. The
+ * idle tenants' demands are the estimator's floors, which together take at
+ * most floors_total of each resource (est_floor_share), so only the CPU is
+ * a bottleneck and the active tenants' cpu.max limits add up to all but that
+ * of the host. At the old floor (1e-3 of each capacity per tenant, what
+ * n_tenants = 0 gives) the floors alone saturated every resource: memory.high
+ * and io.max were written for all 1,002 tenants and the two active ones held
+ * to 0.008 of the 4 cores between them, the rest kept for tenants that did
+ * not use it.
+ */
+static void test_idle_floors_leave_the_host(void **unused)
+{
+	enum { IDLE = 1000, N = IDLE + 2 };
+	static struct plan_tenant_in in[N];
+	static char names[IDLE][8];
+	struct plan_config cfg;
+	struct est_config ecfg;
+	struct est_sample s;
+	struct est_state st;
+	struct plan pl;
+
+	(void)unused;
+	host(&cfg);
+	est_config_default(&ecfg);
+	ecfg.n_tenants = N;
+	est_sample_init(&s);
+	memset(s.usage, 0, sizeof(s.usage));
+	est_state_init(&st);
+	est_update(&cfg.res, &ecfg, NULL, NULL, &s, &st);
+	for (size_t r = 0; r < NRES; r++)
+		assert_near(st.demand[r], cfg.res.capacity[r] * 0.01 / N);
+	for (size_t i = 0; i < IDLE; i++) {
+		snprintf(names[i], sizeof(names[i]), "t%04zu", i);
+		tenant(&in[i], names[i], st.demand[CPU], st.demand[MEM], st.demand[RD],
+		       st.demand[WR]);
+		memset(in[i].usage, 0, sizeof(in[i].usage));
+	}
+	tenant(&in[IDLE], "a", 4, 1 * GiB, 1 * MiB, 1 * MiB);
+	tenant(&in[IDLE + 1], "b", 4, 1 * GiB, 1 * MiB, 1 * MiB);
+	compute(&cfg, N, in, NULL, &pl);
+	assert_true(pl.saturated[CPU]);
+	assert_int_equal(pl.n_saturated, 1);
+	assert_true(pl.t[IDLE].limit[CPU] + pl.t[IDLE + 1].limit[CPU] >=
+		    4 * (1 - ecfg.floors_total) - 1e-9);
+	for (size_t i = 0; i < N; i++)
+		assert_true(pl.t[i].mem_high == FS_VALUE_MAX);
+	plan_free(&pl);
+}
+
 /* Work conservation: a saturated resource's leftover (here 5 % of cpu, with
  * the bottleneck threshold at 90 %) is shared by weight, so the limits sum
  * to the capacity; unsaturated resources are lifted. */
@@ -1283,6 +1333,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_allocation_is_fs_solve),
 	    cmocka_unit_test(test_single_bottleneck_limits),
+	    cmocka_unit_test(test_idle_floors_leave_the_host),
 	    cmocka_unit_test(test_leftover_by_weight),
 	    cmocka_unit_test(test_cpu_floor_and_caps),
 	    cmocka_unit_test(test_memory_low_is_share),
