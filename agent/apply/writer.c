@@ -939,15 +939,17 @@ static void check_drift(struct fs_writer *w, struct wr_tenant *tn, int dirfd, st
  * opened since it became a tenant (or gone, or recreated), or recheck_us,
  * plus up to half of it by tenant index, has passed since (the safety net
  * of the watches). The spread: tenants first checked together (at start)
- * were read again all in one period every recheck_us, with the sampler's
- * look at every path (reprobe_at) 3x the median period at 1,000 tenants in
- * issue 19's benchmark. */
+ * were all read again in one period every recheck_us; that period, with
+ * the sampler's look at every path (reprobe_at), cost 3x the median at
+ * 1,000 tenants in issue 19's benchmark. */
 static bool recheck_due(const struct fs_writer *w, const struct wr_tenant *tn, uint64_t now_us)
 {
 	const uint64_t spread = (uint64_t)((size_t)(tn - w->tenants) % RECHECK_PHASES) *
 				(w->recheck_us / 2 / RECHECK_PHASES);
+	const uint64_t since = now_us - tn->checked_us;
 
-	return !tn->checked || now_us - tn->checked_us >= w->recheck_us + spread;
+	/* (not recheck_us + spread: no overflow for a huge recheck_us) */
+	return !tn->checked || (since >= spread && since - spread >= w->recheck_us);
 }
 
 /*

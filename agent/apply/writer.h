@@ -15,9 +15,10 @@
  * - Writes only values that differ from what it last wrote (or read). A
  *   tenant whose values all equal the ones last written costs no syscall: its
  *   directory is not even opened (the steady state). It is opened anyway
- *   every recheck_us, and at the next apply after fs_writer_recheck, to
- *   notice a recreated cgroup (new inode): its own values are then saved as
- *   the originals and ours written again.
+ *   every recheck_us (to 1.5 recheck_us, spread by tenant index), and at
+ *   the next apply after fs_writer_recheck, to notice a recreated cgroup
+ *   (new inode): its own values are then saved as the originals and ours
+ *   written again.
  * - Safe order (model/cgfile.h): cpu.max.burst before cpu.max when the burst
  *   goes down (the kernel refuses burst > quota), after it otherwise;
  *   memory.high before memory.max when memory.max goes down, memory.max

@@ -555,7 +555,9 @@ static void estimate_all(struct fsd_daemon *d)
 	double cpu_total;
 
 	estimate_disks(d);
-	d->ecfg.n_tenants = d->n; /* the floors (est_floor_share); templates move it */
+	/* the floors (est_floor_share): every configured tenant, present or
+	 * not (a little less than needed); templates move it */
+	d->ecfg.n_tenants = d->n;
 	cpu_total = fsd_cpu_total(&d->pcfg_now.res, d->n, d->ta.samples);
 	for (size_t i = 0; i < d->n; i++) {
 		const struct fs_tenant_sample *s = &d->ta.samples[i];

@@ -24,7 +24,8 @@
 
 /* One pressure file over the period. */
 struct fs_psi_sample {
-	double some_avg10; /* percent, kernel's 10 s average when last read */
+	double some_avg10; /* percent, kernel's 10 s average when last read
+			      (decayed since for a quiet tenant) */
 	double full_avg10; /* percent; NAN when the kernel has no "full" line */
 	/* stall time per period, microseconds: the delta since the file was
 	 * last read, scaled to this period; NAN in a period that did not read
@@ -105,7 +106,8 @@ struct fs_sampler_config {
 	/* a quiet tenant, one whose cpu.stat shows no CPU used since the
 	 * previous sample, has its other files read only about this often
 	 * (0 = every sample); between reads the cgroupfs sampler reports the
-	 * last gauges and zero IO rates (see quiet in sample_cgroupfs.c) */
+	 * last gauges, zero IO rates and pressure averages decayed as the
+	 * kernel's (see quiet and psi_decay in sample_cgroupfs.c) */
 	uint64_t quiet_every_us;
 };
 

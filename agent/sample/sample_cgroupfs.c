@@ -88,11 +88,14 @@ struct raw {
 	ino_t ino; /* cgroup directory inode: changes when it is recreated */
 	uint64_t now_us;
 	bool have_cpu, have_mev, have_psi[3];
-	/* when the *.pressure files were read: now_us, or earlier when held
-	 * (slow_due, quiet) */
+	/* when the *.pressure files were read (slow_due), or a quiet sample:
+	 * their totals do not move while the tenant is quiet (psi_decay), so
+	 * its first read once it runs is that period's stall, not a share of
+	 * the whole quiet span's (what came between its last read and the
+	 * quiet span, at most slow_every_us of it, counts with that period) */
 	uint64_t slow_us;
-	/* when memory.stat was read: with them, or on its own at a quiet
-	 * tenant's re-read (fill_gauges) */
+	/* when memory.stat was read (slow_due, or a quiet tenant's re-read,
+	 * fill_gauges), or a quiet sample: likewise for its refault count */
 	uint64_t ms_us;
 	bool have_ms; /* memory.stat, read at ms_us */
 	struct fs_memory_stat ms;
@@ -482,7 +485,7 @@ static void fill_gauges(struct cg_sampler *s, size_t t, bool reprobe, bool slow,
 			     fs_parse_memory_stat(s->buf.data, &c->ms) == 0;
 		c->ms_us = c->now_us;
 	} else {
-		c->ms_us = p->ms_us;
+		c->ms_us = hold || rest ? c->now_us : p->ms_us;
 		if ((c->have_ms = p->have_ms))
 			c->ms = p->ms;
 	}
@@ -594,13 +597,12 @@ static void psi_decay(struct fs_pressure *x, uint64_t dt_us)
 	}
 }
 
-/* The counters but cpu.stat's: the *.pressure files read now (slow), else
- * the last ones held, decayed while the tenant is quiet; io.stat read but
- * while the tenant is quiet (hold). */
+/* The counters but cpu.stat's and memory.events': the *.pressure files
+ * read now (slow), else the last ones held, decayed while the tenant is
+ * quiet; io.stat read but while the tenant is quiet (hold). */
 static void read_counters(struct cg_sampler *s, size_t t, bool reprobe, bool slow, bool quiet,
 			  bool hold, const struct raw *p, struct raw *c)
 {
-	read_memory_events(s, t, reprobe, p, c);
 	for (int k = 0; k < 3; k++) {
 		if (slow) {
 			c->have_psi[k] = read_file(s, t, psi_files[k], reprobe) &&
@@ -665,11 +667,21 @@ static bool slow_due(struct cg_sampler *s, size_t t, uint64_t now_us, const stru
 	return true;
 }
 
-/* Whether the tenant used no CPU at all between p and c (this directory). */
-static bool idle_since(const struct raw *p, const struct raw *c)
+/*
+ * Whether the tenant ran between p and c (this directory): it used CPU, or
+ * it hit memory.high or memory.max. The kernel throttles an allocation past
+ * memory.high by putting the task to sleep (up to 2 s at a time), a stall
+ * in which it uses no CPU; such a tenant is read in full, its pressure
+ * files held rather than decayed (psi_decay).
+ */
+static bool ran_since(const struct raw *p, const struct raw *c)
 {
-	return p->valid && p->ino == c->ino && p->have_cpu && c->have_cpu &&
-	       c->cpu.usage_usec == p->cpu.usage_usec;
+	if (!p->valid || p->ino != c->ino || !p->have_cpu || !c->have_cpu ||
+	    c->cpu.usage_usec != p->cpu.usage_usec)
+		return true;
+	return c->have_mev != p->have_mev ||
+	       (c->have_mev && (c->mev.high != p->mev.high || c->mev.max != p->mev.max ||
+				c->mev.oom != p->mev.oom || c->mev.oom_kill != p->mev.oom_kill));
 }
 
 /*
@@ -692,13 +704,12 @@ static bool idle_since(const struct raw *p, const struct raw *c)
  * are idle most of the time: this is one pread per period for each, and
  * two every 2-6 s, instead of about five per period (issue 19).
  */
-static bool quiet(struct cg_sampler *s, size_t t, uint64_t now_us, const struct raw *p,
-		  const struct raw *c)
+static bool quiet(struct cg_sampler *s, size_t t, uint64_t now_us, bool ran)
 {
 	struct tenant_fds *tf = &s->tfd[t];
 	const uint64_t q = s->quiet_every_us;
 
-	if (q && idle_since(p, c) && now_us < tf->rest_at_us)
+	if (q && !ran && now_us < tf->rest_at_us)
 		return true;
 	if (q) {
 		const uint64_t from = now_us + q / 2,
@@ -855,7 +866,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	struct tenant_fds *tf = &s->tfd[t];
 	struct raw c;
 	struct fs_psi_sample *psi_out[3] = {&o->psi_cpu, &o->psi_mem, &o->psi_io};
-	bool deltas, reprobe, slow = false, hold = false, rest = false;
+	bool deltas, reprobe, ran, slow = false, hold = false, rest = false;
 	double psi_scale = 1;
 	unsigned absent;
 	int r;
@@ -881,15 +892,16 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 		reprobe = absent && now_us >= tf->probe_at_us;
 		tf->failed = false;
 		read_cpu(s, t, reprobe, &c);
+		read_memory_events(s, t, reprobe, p, &c);
+		ran = ran_since(p, &c);
 		/* a retry reads everything; a quiet tenant waits with its probe
 		 * of absent files, as with every other file but cpu.stat, also
 		 * at its re-reads (rest) */
-		hold = attempt == 0 && !tf->failed && quiet(s, t, now_us, p, &c);
-		rest =
-		    s->quiet_every_us && !hold && attempt == 0 && !tf->failed && idle_since(p, &c);
+		hold = attempt == 0 && !tf->failed && quiet(s, t, now_us, ran);
+		rest = s->quiet_every_us && !hold && attempt == 0 && !tf->failed && !ran;
 		slow = !hold && !rest &&
 		       (slow || (reprobe && (absent & SLOW_BITS)) || slow_due(s, t, now_us, p));
-		c.slow_us = slow ? now_us : p->slow_us;
+		c.slow_us = slow || hold || rest ? now_us : p->slow_us;
 		c.rest_us = hold ? p->rest_us : now_us;
 		fill_gauges(s, t, reprobe && !rest, slow, hold, rest, p, o, &c);
 		read_counters(s, t, reprobe && !rest, slow, hold || rest, hold, p, &c);

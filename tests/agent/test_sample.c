@@ -816,8 +816,8 @@ static struct fs_sampler_config quiet_config(const char *root, const char **cgs)
  * full read on (at 4 s after a read at 1 s); in between its memory is the
  * last read's and its IO rates are zero, then the IO since that read comes
  * as a rate over the whole span (the kernel's writeback for it). CPU used
- * reads everything in that very sample, and the IO since the last read is
- * the tenant's own in this period.
+ * reads everything in that very sample, and the IO and the refaults since
+ * the last read are the tenant's own in this period (it ran only now).
  */
 static void test_sampler_quiet(void **state)
 {
@@ -835,8 +835,8 @@ static void test_sampler_quiet(void **state)
 	    {1000000, 4 * 4096, 16384, 0},  /* 4 s: due: 3 x 16 KiB in 3 s */
 	    {1000000, 4 * 4096, 0, 0},	    /* 5 s: quiet again (till 8 s) */
 	    {1000000, 4 * 4096, 0, 0},	    /* 6 s */
-	    {1500000, 7 * 4096, 49152, 20}, /* 7 s: CPU used: 3 x 16 KiB, its
-					     * own; 60 pages refaulted in 3 s */
+	    {1500000, 7 * 4096, 49152, 60}, /* 7 s: CPU used: 3 x 16 KiB and
+					     * 60 refaulted pages, its own */
 	};
 	const double page = (double)sysconf(_SC_PAGESIZE);
 	struct fs_tenant_sample s;
@@ -868,8 +868,8 @@ static void test_sampler_quiet(void **state)
  * memory.current and io.stat, memory.stat only when memory.current moved
  * (8 s), and no *.pressure file: their averages decay as the kernel's do
  * for a tenant that did not run (exp(-t / 10 s) for avg10). Once it uses
- * CPU (9 s) everything is read again (issue 19: two preads every few
- * seconds for an idle tenant, not six).
+ * CPU (9 s), or hits memory.high (10 s), everything is read again (issue
+ * 19: two preads every few seconds for an idle tenant, not six).
  */
 static void test_sampler_quiet_rest(void **state)
 {
@@ -914,6 +914,14 @@ static void test_sampler_quiet_rest(void **state)
 		assert_true(s.mem_current == (k >= 8 ? 2097152 : 1048576));
 		assert_true(s.mem_anon == (k >= 8 ? 2000 : 1000));
 	}
+	/* 10 s: no CPU, but memory.high was hit: the kernel's throttling
+	 * sleeps use none, so it is read in full and its pressure held, not
+	 * decayed (slow files not due: read at 9 s) */
+	at_write(f->root, "t1/memory.events", "low 0\nhigh 1\nmax 0\noom 0\noom_kill 0\n");
+	at_write(f->root, "t1/memory.current", "3145728\n");
+	assert_int_equal(fs_sampler_cgroupfs.sample(st, 10000000, &s), 0);
+	assert_true(s.cpu_cores == 0 && s.mem_ev_high == 1);
+	assert_true(s.mem_current == 3145728 && s.psi_mem.some_avg10 == 50);
 	fs_sampler_cgroupfs.close(st);
 }
 
