@@ -805,8 +805,9 @@ static bool fake_dir_may_have_moved(const struct cg_sampler *s, size_t t)
  * when the path still leads to it, else (re)opens it. On cgroup2 the files of
  * a removed cgroup fail at once with ENODEV (then sample_one looks, check =
  * true) and a cgroup cannot be renamed (EPERM), so the path is looked at only
- * every 10 to 20 s (reprobe_at), as a safety net: that saves a path lookup per tenant per
- * period (fstatat: 4.5 us of ~23 us per tenant on 6.18 in a VM). On a fake
+ * every 10 to 20 s (reprobe_at), as a safety net: that saves a path lookup
+ * per tenant per period (fstatat: 4.5 us of ~23 us per tenant on 6.18 in a
+ * VM). On a fake
  * tree unlinked files stay readable; the path is looked at there only when
  * fake_dir_may_have_moved says so. 0 or -errno (-ENOENT: the cgroup does not
  * exist).
@@ -866,7 +867,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	struct tenant_fds *tf = &s->tfd[t];
 	struct raw c;
 	struct fs_psi_sample *psi_out[3] = {&o->psi_cpu, &o->psi_mem, &o->psi_io};
-	bool deltas, reprobe, ran, slow = false, hold = false, rest = false;
+	bool deltas, reprobe, ran, slow = false, idle = false, hold = false, rest = false;
 	double psi_scale = 1;
 	unsigned absent;
 	int r;
@@ -894,17 +895,19 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 		read_cpu(s, t, reprobe, &c);
 		read_memory_events(s, t, reprobe, p, &c);
 		ran = ran_since(p, &c);
-		/* a retry reads everything; a quiet tenant waits with its probe
-		 * of absent files, as with every other file but cpu.stat, also
-		 * at its re-reads (rest) */
+		/* A retry reads everything. A quiet tenant (idle: it did not
+		 * run) reads only cpu.stat (hold) until its re-read (rest), and
+		 * waits with its probe of absent files, as with every other file
+		 * but cpu.stat, also at its re-reads. */
+		idle = s->quiet_every_us && attempt == 0 && !tf->failed && !ran;
 		hold = attempt == 0 && !tf->failed && quiet(s, t, now_us, ran);
-		rest = s->quiet_every_us && !hold && attempt == 0 && !tf->failed && !ran;
-		slow = !hold && !rest &&
+		rest = idle && !hold;
+		slow = !idle &&
 		       (slow || (reprobe && (absent & SLOW_BITS)) || slow_due(s, t, now_us, p));
-		c.slow_us = slow || hold || rest ? now_us : p->slow_us;
+		c.slow_us = slow || idle ? now_us : p->slow_us;
 		c.rest_us = hold ? p->rest_us : now_us;
 		fill_gauges(s, t, reprobe && !rest, slow, hold, rest, p, o, &c);
-		read_counters(s, t, reprobe && !rest, slow, hold || rest, hold, p, &c);
+		read_counters(s, t, reprobe && !rest, slow, idle, hold, p, &c);
 		/* A kept fd failed: the cgroup was removed (maybe recreated), or
 		 * a controller was disabled. Look at the path and read again:
 		 * the files of the new cgroup, or the rest of this one. */
@@ -922,7 +925,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	o->reset = !deltas;
 	if (deltas)
 		fill_rates(s, &c, p, o);
-	refault_rate(s, hold || rest, deltas, p, &c);
+	refault_rate(s, idle, deltas, p, &c);
 	if (isfinite(c.refault_bps) && c.now_us > p->now_us)
 		o->mem_refault_bytes = c.refault_bps * (double)(c.now_us - p->now_us) / 1e6;
 	if (slow && deltas && c.now_us > p->now_us && c.slow_us > p->slow_us)
