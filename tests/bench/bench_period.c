@@ -332,11 +332,13 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 	res->gen_s = (now_ms(CLOCK_MONOTONIC) - t) / 1e3;
 
 	/* start-up, part 1: load the config and open the daemon (baseline) */
-	struct fs_conf_env env = {.sysfs_root = ft.sysfs_root, .ncpus_fallback = 1};
+	struct fs_conf_env env = {
+	    .sysfs_root = ft.sysfs_root, .procfs_root = ft.procfs_root, .ncpus_fallback = 1};
 	struct fsd_options fo = {.config_path = ft.conf_path,
 				 .dry_run = false,
 				 .once = false,
-				 .sysfs_root = ft.sysfs_root};
+				 .sysfs_root = ft.sysfs_root,
+				 .procfs_root = ft.procfs_root};
 	w0 = now_ms(CLOCK_MONOTONIC);
 	c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
 	r = fs_conf_load(ft.conf_path, &env, &conf, err, sizeof(err));

@@ -274,6 +274,43 @@ static int make_tenant(struct fake_tree *ft, size_t i)
 
 /* <sys>/dev/block/MAJ:MIN -> a whole disk (no "partition", no "dm"), as
  * fs_conf_resolve_disk() walks it. */
+/* <procfs_root>/meminfo: the configured memory as MemTotal, and available
+ * what the present tenants do not use (no page cache, no kernel). */
+static int write_meminfo(const struct fake_tree *ft)
+{
+	char path[PATH_MAX], text[128];
+	uint64_t used = 0;
+
+	for (size_t i = 0; i < ft->n; i++)
+		if (!ft->t[i].gone)
+			used += ft->t[i].mem_current;
+	if (used > ft->mem_total)
+		used = ft->mem_total;
+	if (pathf(path, sizeof(path), "%s/meminfo", ft->procfs_root) < 0)
+		return -ENAMETOOLONG;
+	snprintf(text, sizeof(text), "MemTotal: %" PRIu64 " kB\nMemFree: %" PRIu64
+		 " kB\nMemAvailable: %" PRIu64 " kB\n",
+		 ft->mem_total >> 10, (ft->mem_total - used) >> 10, (ft->mem_total - used) >> 10);
+	return write_file(path, text);
+}
+
+/* A host with PSI and no memory stall; meminfo as write_meminfo says. */
+static int make_procfs(const struct fake_tree *ft)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (pathf(path, sizeof(path), "%s/pressure", ft->procfs_root) < 0)
+		return -ENAMETOOLONG;
+	r = mkdir_p(path);
+	if (r == 0 && pathf(path, sizeof(path), "%s/pressure/memory", ft->procfs_root) < 0)
+		r = -ENAMETOOLONG;
+	if (r == 0)
+		r = write_file(path, "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+				     "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+	return r < 0 ? r : write_meminfo(ft);
+}
+
 static int make_sysfs(const struct fake_tree *ft)
 {
 	char dev[PATH_MAX], path[PATH_MAX], text[32];
@@ -437,6 +474,7 @@ int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *
 	ft->disk_wbps = (uint64_t)n * 2000000;
 	if (pathf(ft->cg_root, sizeof(ft->cg_root), "%s/cg", ft->dir) < 0 ||
 	    pathf(ft->sysfs_root, sizeof(ft->sysfs_root), "%s/sys", ft->dir) < 0 ||
+	    pathf(ft->procfs_root, sizeof(ft->procfs_root), "%s/proc", ft->dir) < 0 ||
 	    pathf(ft->state_dir, sizeof(ft->state_dir), "%s/state", ft->dir) < 0 ||
 	    pathf(ft->conf_path, sizeof(ft->conf_path), "%s/fairshare.conf", ft->dir) < 0 ||
 	    pathf(path, sizeof(path), "%s/" SLICE, ft->cg_root) < 0) {
@@ -453,6 +491,8 @@ int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *
 		r = make_tenant(ft, i);
 	if (r == 0)
 		r = make_conf(ft, conf);
+	if (r == 0)
+		r = make_procfs(ft);
 	if (r < 0)
 		goto fail;
 	return 0;
@@ -558,7 +598,7 @@ int fake_tree_advance(struct fake_tree *ft, uint64_t dt_us)
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return write_meminfo(ft);
 }
 
 int fake_tree_read(const struct fake_tree *ft, size_t i, const char *file, char *buf, size_t len)

@@ -3,9 +3,13 @@
  * A generated fake host for the period benchmark (bench_period.c): in one
  * mkdtemp directory, N tenant cgroups with every file the cgroupfs sampler
  * reads and the writer writes, a minimal fake sysfs for the one disk, a
- * state directory and a fairshared config that names them all. Nothing of
- * the host is read: cpu, memory and the disk's capacities are given
- * explicitly, and the disk resolves through the fake sysfs.
+ * fake procfs with the host's memory (meminfo, pressure/memory), a state
+ * directory and a fairshared config that names them all. Nothing of the
+ * host is read: cpu, memory and the disk's capacities are given explicitly,
+ * the disk resolves through the fake sysfs, and the fake meminfo's total is
+ * the configured memory (the real host's, 24 GiB here, made every tree of
+ * more than 24 tenants look short of memory, so the plan held every tenant
+ * with memory.high and rewrote it as usage drifted).
  *
  * Between periods fake_tree_advance() moves the counters the way a busy
  * host would (deterministic in the seed): CPU-bound tenants burn cores (up
@@ -53,6 +57,7 @@ struct fake_tree {
 	char *dir;		     /* the mkdtemp directory (malloc'd) */
 	char cg_root[PATH_MAX];	     /* <dir>/cg: the cgroup_root */
 	char sysfs_root[PATH_MAX];   /* <dir>/sys: fs_conf_env.sysfs_root */
+	char procfs_root[PATH_MAX];  /* <dir>/proc: fsd_options.procfs_root */
 	char state_dir[PATH_MAX];    /* <dir>/state */
 	char conf_path[PATH_MAX];    /* <dir>/fairshare.conf */
 	unsigned disk_maj, disk_min; /* the fake whole disk */
@@ -83,7 +88,8 @@ const char *fake_tree_default_base(void);
 int fake_tree_create(struct fake_tree *ft, size_t n, uint64_t seed, const char *base,
 		     enum fake_conf conf, double idle);
 
-/* Moves every counter of the tenants present by dt_us of activity. 0 or -errno. */
+/* Moves every counter of the tenants present by dt_us of activity, and the
+ * host's MemAvailable to the total less what they use. 0 or -errno. */
 int fake_tree_advance(struct fake_tree *ft, uint64_t dt_us);
 
 /*
