@@ -37,13 +37,22 @@
  * the fds worth least) and a share is 1 + 4 (keep_psi). Tenants keep
  * their fds while a budget allows: the soft RLIMIT_NOFILE at open minus a
  * reserve of max(256, a quarter) for the writer, the control socket, BPF
- * objects and the rest (or less: max_open_files). A tenant's share (1 +
- * files) is reserved when its directory is opened and returned when it is
- * closed (vanished, replaced, sampler closed). A tenant that does not fit
- * is sampled as before: path walk and openat/pread/close per file every
- * period, one fd at a time. EMFILE despite the budget shrinks it (warned
- * once). The unit's LimitNOFILE= must cover 8 x tenants / 0.75 for all of
- * them to fit. The writer keeps the files it writes open with what is left
+ * objects and the rest (or less: max_open_files). A tenant's share is
+ * reserved when its directory is opened and returned when it is closed
+ * (vanished, replaced, sampler closed). It is all its fds (1 + files) while
+ * that leaves one fd for the directory of every tenant without a share yet,
+ * else its directory alone (dir_only): the directory saves a path walk, an
+ * fstat and an open and close of it per period, a kept file only an open
+ * and a close, so at 10,000 tenants in 15,000 fds every tenant keeping its
+ * directory and 1,250 all their files beat 3,000 keeping all and 7,000
+ * walking their paths (issue 19's benchmark, 10,000 tenants, login node:
+ * the sample stage 59-64 -> 50-62 ms per period, 5 runs each).
+ * A tenant left with its directory only takes a full share once one is
+ * free (a tenant went away). Beyond one fd per tenant, a tenant without a
+ * share is sampled as before: path walk and openat/pread/close per file
+ * every period, one fd at a time. EMFILE despite the budget shrinks it
+ * (warned once). The unit's LimitNOFILE= must cover 8 x tenants / 0.75 for
+ * all of them to keep every file. The writer keeps the files it writes open with what is left
  * once every tenant's share fits (fs_cgroupfs_writer_fds): a kept stat
  * file saves an open and a close every period, a written one only when
  * its value changes, so the sampler's come first. Memory: an open cgroupfs
@@ -138,10 +147,11 @@ static const char *const file_names[N_FILES] = {
 
 /* One tenant's open files, kept between periods. */
 struct tenant_fds {
-	int dirfd;  /* cgroup directory, -1 when closed */
-	bool kept;  /* dirfd and fd[] stay open; budget share reserved */
-	bool known; /* dev/ino below are the last directory seen at the path */
-	dev_t dev;  /* of the directory */
+	int dirfd;     /* cgroup directory, -1 when closed */
+	bool kept;     /* dirfd and fd[] stay open: a full share reserved */
+	bool dir_only; /* only dirfd stays open: a share of 1 reserved */
+	bool known;    /* dev/ino below are the last directory seen at the path */
+	dev_t dev;     /* of the directory */
 	ino_t ino;
 	int fd[N_FILES];      /* -1: not open (kept tenants only) */
 	unsigned absent;      /* bit per file: missing when last probed */
@@ -164,6 +174,7 @@ struct cg_sampler {
 	struct tenant_fds *tfd;	 /* [n_tenants] */
 	size_t fd_budget;	 /* fds the kept tenants may hold */
 	size_t fds_reserved;	 /* budget shares of the kept tenants */
+	size_t n_shares;	 /* tenants holding a share (kept or dir_only) */
 	size_t fds_per_tenant;	 /* 1 + files kept open */
 	bool keep_psi;		 /* *.pressure kept open too (all tenants fit) */
 	bool cgroup2;		 /* the root is on cgroup2, not a fake tree */
@@ -217,6 +228,29 @@ static void tenant_fds_init(struct tenant_fds *tf)
 		tf->fd[k] = -1;
 }
 
+/* Returns a tenant's budget share (its fds stay open until closed). */
+static void drop_share(struct cg_sampler *s, struct tenant_fds *tf)
+{
+	if (tf->kept || tf->dir_only) {
+		s->fds_reserved -= tf->kept ? s->fds_per_tenant : 1;
+		s->n_shares--;
+	}
+	tf->kept = tf->dir_only = false;
+}
+
+/*
+ * Whether a tenant that holds no share (or its directory only: upgrade)
+ * may take a full one: it must leave one fd for the directory of every
+ * tenant that holds no share yet.
+ */
+static bool full_share_fits(const struct cg_sampler *s, bool upgrade)
+{
+	const size_t others = s->n_tenants - s->n_shares - (upgrade ? 0 : 1);
+	const size_t need = s->fds_per_tenant - (upgrade ? 1 : 0);
+
+	return s->fds_reserved + need + others <= s->fd_budget;
+}
+
 /* Closes a tenant's fds and returns its budget share; absent/known stay. */
 static void tenant_close(struct cg_sampler *s, struct tenant_fds *tf)
 {
@@ -228,9 +262,7 @@ static void tenant_close(struct cg_sampler *s, struct tenant_fds *tf)
 	if (tf->dirfd >= 0)
 		close(tf->dirfd);
 	tf->dirfd = -1;
-	if (tf->kept)
-		s->fds_reserved -= s->fds_per_tenant;
-	tf->kept = false;
+	drop_share(s, tf);
 }
 
 static size_t default_fd_budget(void)
@@ -335,16 +367,19 @@ static int cg_open(void **state, const struct fs_sampler_config *cfg)
 	 * other period (slow_every_us), a kept one saves an open and a close
 	 * per two periods; a kept directory or stat file saves that every
 	 * period, so the budget keeps more tenants' directories and stat
-	 * files instead (10,000 tenants in 15,000 fds: 3,750 kept, not 2,142). */
+	 * files instead (10,000 tenants in 15,000 fds: each keeps its directory
+	 * and 1,250 keep all their files, not 714). */
 	s->keep_psi = s->n_tenants * s->fds_per_tenant <= s->fd_budget;
 	if (!s->keep_psi)
 		s->fds_per_tenant -= 3;
 	if (s->n_tenants * s->fds_per_tenant > s->fd_budget)
 		fs_logf(s->log, s->log_ctx, LOG_INFO,
-			"sampler: %zu tenants need %zu open files, the budget is %zu: %zu tenants "
-			"reopen their files every period (raise LimitNOFILE)",
+			"sampler: %zu tenants need %zu open files, the budget is %zu: some %s "
+			"every period (raise LimitNOFILE)",
 			s->n_tenants, s->n_tenants * s->fds_per_tenant, s->fd_budget,
-			s->n_tenants - s->fd_budget / s->fds_per_tenant);
+			s->n_tenants <= s->fd_budget
+			    ? "keep only their directory and open its files"
+			    : "keep nothing and walk their paths");
 	*state = s;
 	return 0;
 out:
@@ -359,8 +394,7 @@ out:
  */
 static void unkeep(struct cg_sampler *s, struct tenant_fds *tf)
 {
-	s->fds_reserved -= s->fds_per_tenant;
-	tf->kept = false;
+	drop_share(s, tf);
 	s->fd_budget = s->fds_reserved;
 	if (!s->out_of_fds)
 		fs_logf(s->log, s->log_ctx, LOG_WARNING,
@@ -396,8 +430,16 @@ static bool read_file(struct cg_sampler *s, size_t t, int k, bool reprobe)
 	if ((tf->absent & (1u << k)) && !reprobe)
 		return false;
 	fd = fs_cgfs_open_file_at(tf->dirfd, file_names[k]);
-	if ((fd == -EMFILE || fd == -ENFILE) && tf->kept)
+	if ((fd == -EMFILE || fd == -ENFILE) && (tf->kept || tf->dir_only))
 		unkeep(s, tf);
+	/* A kept directory whose cpu.stat (in every cgroup2 directory, whatever
+	 * the controllers) cannot be opened was removed: as a kept fd that
+	 * fails, sample_one looks at the path. */
+	if ((fd == -ENOENT || fd == -ENODEV) && k == F_CPU_STAT && s->cgroup2 &&
+	    (tf->kept || tf->dir_only)) {
+		tf->failed = true;
+		return false;
+	}
 	r = fd < 0 ? fd : fs_cgfs_pread(fd, &s->buf);
 	if (r == 0) {
 		tf->absent &= ~(1u << k);
@@ -819,12 +861,17 @@ static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool che
 	int fd;
 
 	if (tf->dirfd >= 0) {
+		if (tf->dir_only && full_share_fits(s, true)) {
+			tf->dir_only = false; /* a full share came free */
+			tf->kept = true;
+			s->fds_reserved += s->fds_per_tenant - 1;
+		}
 		if (!check && now_us < tf->check_at_us &&
 		    (s->cgroup2 || !fake_dir_may_have_moved(s, t)))
 			return 0;
 		if (same_dir(s, t)) {
 			tf->check_at_us = reprobe_at(now_us, t);
-			if (tf->kept)
+			if (tf->kept || tf->dir_only)
 				fs_watch_arm(s->place, t, tf->dirfd, ".");
 			return 0;
 		}
@@ -852,12 +899,17 @@ static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool che
 	}
 	tf->dirfd = fd;
 	tf->check_at_us = reprobe_at(now_us, t);
-	if (s->fds_reserved + s->fds_per_tenant <= s->fd_budget) {
+	if (full_share_fits(s, false)) {
 		tf->kept = true;
 		s->fds_reserved += s->fds_per_tenant;
-		/* one that is not kept is opened by its path every period */
-		fs_watch_arm(s->place, t, fd, ".");
+	} else if (s->fds_reserved + 1 <= s->fd_budget) {
+		tf->dir_only = true;
+		s->fds_reserved++;
+	} else {
+		return 0; /* opened by its path every period */
 	}
+	s->n_shares++;
+	fs_watch_arm(s->place, t, fd, ".");
 	return 0;
 }
 
@@ -918,7 +970,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	 * A quiet tenant probes its held files at its next full read. */
 	if (tf->absent && ((reprobe && !hold && !rest) || tf->absent != absent))
 		tf->probe_at_us = reprobe_at(now_us, t);
-	if (!tf->kept)
+	if (!tf->kept && !tf->dir_only)
 		tenant_close(s, tf); /* over the fd budget: walk again next period */
 
 	deltas = p->valid && p->ino == c.ino && !went_backwards(&c, p, s->n_disks);
@@ -953,7 +1005,7 @@ static int cg_dirfd(void *state, size_t t, const char *cgroup, uint64_t *ino)
 	struct cg_sampler *s = state;
 
 	/* kept: the directory stays open after sample_one */
-	if (t >= s->n_tenants || !s->tfd[t].kept || s->tfd[t].dirfd < 0 ||
+	if (t >= s->n_tenants || !(s->tfd[t].kept || s->tfd[t].dir_only) || s->tfd[t].dirfd < 0 ||
 	    strcmp(s->cgroups[t], cgroup) != 0)
 		return -1;
 	*ino = (uint64_t)s->tfd[t].ino;

@@ -153,8 +153,8 @@ int main(int argc, char **argv)
 	char path[1024], line[256];
 	struct fs_writer *w = NULL;
 	struct fs_apply_result res;
-	struct fs_tenant_sample s[2];
-	void *smp = NULL;
+	struct fs_tenant_sample s[2], sd[2];
+	void *smp = NULL, *smp_dir = NULL;
 	pid_t pid;
 	int r;
 
@@ -296,6 +296,11 @@ int main(int argc, char **argv)
 		fs_writer_apply(w, T1, &l, mono_us(), &res);
 		pid = burner(t1);
 		check(fs_sampler_cgroupfs.open(&smp, &cfg) == 0, "sampler opened");
+		/* a budget of 2 fds: each tenant keeps its directory only and
+		 * opens its files from it (the vanished check below) */
+		cfg.max_open_files = 2;
+		check(fs_sampler_cgroupfs.open(&smp_dir, &cfg) == 0,
+		      "directory-only sampler opened");
 		usleep(300000);
 		fs_sampler_cgroupfs.sample(smp, mono_us(), s);
 		sleep(2);
@@ -350,7 +355,12 @@ int main(int argc, char **argv)
 	      rd(t1, "io.max"));
 	check(fs_writer_saved_count(w) == 0, "nothing left saved");
 
-	/* A vanished cgroup: gone for the writer, absent for the sampler. */
+	/* A vanished cgroup: gone for the writer, absent for the sampler,
+	 * also for one that kept only its directory (no kept file to fail
+	 * with ENODEV: its cpu.stat can no longer be opened there). */
+	fs_sampler_cgroupfs.sample(smp_dir, mono_us(), sd);
+	check(sd[0].present && sd[1].present && sd[0].mem_current > 0,
+	      "directory-only sampler: both present, t1 memory.current %.0f", sd[0].mem_current);
 	fs_writer_apply(w, T2, &l, mono_us(), &res);
 	snprintf(path, sizeof(path), "%s/%s", root, t2);
 	check(rmdir(path) == 0, "t2 removed");
@@ -359,10 +369,13 @@ int main(int argc, char **argv)
 	check(r == 0 && res.gone, "apply on removed t2: gone");
 	fs_sampler_cgroupfs.sample(smp, mono_us(), s);
 	check(!s[1].present, "sampler: t2 absent");
+	fs_sampler_cgroupfs.sample(smp_dir, mono_us(), sd);
+	check(!sd[1].present && sd[0].present, "directory-only sampler: t2 absent, t1 present");
 	check(fs_writer_restore(w) == 0 && fs_writer_saved_count(w) == 0,
 	      "restore drops t2's entries");
 
 	fs_sampler_cgroupfs.close(smp);
+	fs_sampler_cgroupfs.close(smp_dir);
 	fs_writer_close(w);
 	snprintf(path, sizeof(path), "%s/%s", root, t1);
 	rmdir(path);

@@ -991,11 +991,12 @@ static void test_sampler_fds_released(void **state)
 	before = count_fds();
 	/* Room for 16: 4 x 8 do not fit, so the pressure files are not kept
 	 * and 1 + 4 are budgeted each: t1..t3 keep 1 + 4 fds (the directory,
-	 * cpu.stat, memory.current, memory.stat, io.stat), t4 reopens. */
+	 * cpu.stat, memory.current, memory.stat, io.stat), which leaves 1 for
+	 * t4: its directory. */
 	open_sampler_budget(f, &st, 4, cgs, 2 * 8);
 	assert_int_equal(count_fds(), before + 3); /* the root, the two inotify instances */
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000, s), 0);
-	assert_int_equal(count_fds(), before + 3 + 3 * 5);
+	assert_int_equal(count_fds(), before + 3 + 3 * 5 + 1);
 	for (int i = 0; i < 4; i++)
 		write_counters(f->root, cgs[i], 1000000 + 500000 * (unsigned)(i + 1), 0, 8192, 0,
 			       100, true);
@@ -1008,15 +1009,34 @@ static void test_sampler_fds_released(void **state)
 		assert_true(s[i].mem_current == 1048576);
 		assert_true(s[i].psi_mem.some_avg10 == 2.0); /* read, not kept */
 	}
-	assert_int_equal(count_fds(), before + 3 + 3 * 5);
+	assert_int_equal(count_fds(), before + 3 + 3 * 5 + 1);
 
-	/* t1 goes: its fds are closed and its share goes to t4. */
+	/* t1 goes: its fds are closed and its share goes to t4 (4 more). */
 	snprintf(path, sizeof(path), "%s/t1", f->root);
 	at_rmtree(path);
 	assert_int_equal(fs_sampler_cgroupfs.sample(st, 3000000, s), 0);
 	assert_false(s[0].present);
 	assert_true(s[3].present && !s[3].reset);
 	assert_int_equal(count_fds(), before + 3 + 3 * 5);
+	fs_sampler_cgroupfs.close(st);
+	assert_int_equal(count_fds(), before);
+
+	/* Room for 3: not even a directory each. t1..t3 keep their
+	 * directories, t4 walks its path every period; all read the same. */
+	write_counters(f->root, "t1", 1000000, 0, 0, 0, 100, true);
+	open_sampler_budget(f, &st, 4, cgs, 3);
+	for (unsigned k = 1; k <= 3; k++) {
+		for (int i = 0; i < 4; i++)
+			write_counters(f->root, cgs[i], 1000000 * k + 500000 * (unsigned)(i + 1), 0,
+				       8192 * k, 0, 100, true);
+		assert_int_equal(fs_sampler_cgroupfs.sample(st, 1000000 * k, s), 0);
+		assert_int_equal(count_fds(), before + 3 + 3);
+		for (int i = 0; k > 1 && i < 4; i++) {
+			assert_true(s[i].present && !s[i].reset);
+			assert_true(s[i].cpu_cores == 1.0);
+			assert_true(s[i].io[0].rbps == 8192);
+		}
+	}
 	fs_sampler_cgroupfs.close(st);
 	assert_int_equal(count_fds(), before);
 

@@ -288,8 +288,9 @@ static int write_meminfo(const struct fake_tree *ft)
 		used = ft->mem_total;
 	if (pathf(path, sizeof(path), "%s/meminfo", ft->procfs_root) < 0)
 		return -ENAMETOOLONG;
-	snprintf(text, sizeof(text), "MemTotal: %" PRIu64 " kB\nMemFree: %" PRIu64
-		 " kB\nMemAvailable: %" PRIu64 " kB\n",
+	snprintf(text, sizeof(text),
+		 "MemTotal: %" PRIu64 " kB\nMemFree: %" PRIu64 " kB\nMemAvailable: %" PRIu64
+		 " kB\n",
 		 ft->mem_total >> 10, (ft->mem_total - used) >> 10, (ft->mem_total - used) >> 10);
 	return write_file(path, text);
 }
