@@ -55,6 +55,8 @@ struct wr_tenant {
 	int wd[FS_CGF__COUNT]; /* change watch of each file, -1: none */
 	uint64_t watch_ino;    /* the directory the watches are on */
 	unsigned check;	       /* files (1u << f) to read again: their watch fired */
+	unsigned unwatched;    /* known files without a watch (unwatched_due) */
+	uint64_t unwatched_us; /* when those were last read */
 	unsigned wrote;	       /* files written in this apply: their events are ours */
 	uint64_t drift_total;  /* files found changed by someone else */
 	bool drift_logged;
@@ -100,6 +102,8 @@ struct fs_writer {
 	bool cgroup2;		   /* the root is cgroup2: a pwrite replaces the value */
 	struct fs_drift_watch *dw; /* NULL: inotify unavailable, re-read every period */
 	unsigned since_poll;	   /* our writes since dw was last drained */
+	size_t max_watches;	   /* fs_writer_opts.max_watches, 0: no cap */
+	bool watches_full;	   /* a watch was refused (cap or kernel limit), logged */
 	bool dw_overflowed;	   /* its last drain overflowed (logged once) */
 	uint64_t drift_total;
 	const struct fs_unit_ops *unit_ops; /* NULL: no systemd backend */
@@ -213,8 +217,9 @@ int fs_writer_set_tenants(struct fs_writer *w, size_t n, const char *const *cgro
 		w->dw = NULL;
 		if (fs_dw_open(&w->dw) < 0)
 			fs_logf(w->log, w->log_ctx, LOG_WARNING,
-				"writer: no inotify: tenants' files are read every period to "
-				"notice changes made by others");
+				"writer: no inotify: tenants' files are read every %llu s to "
+				"notice changes made by others",
+				(unsigned long long)(FS_WRITER_UNWATCHED_US / 1000000));
 	}
 	/* The slots of the old list go away: the entries are found again
 	 * through the hash at the next apply of their cgroup. */
@@ -320,6 +325,7 @@ int fs_writer_open(struct fs_writer **out, const struct fs_writer_opts *o)
 	w->unit_ctx = o->unit_ctx;
 	w->file_fn = o->dir_fn ? o->file_fn : NULL;
 	w->fd_budget = o->dir_fn && !o->write_fn ? o->max_open_files : 0;
+	w->max_watches = o->max_watches;
 	w->mem_margin = o->mem_margin ? o->mem_margin : 16ull << 20;
 	w->einval_limit = o->einval_limit ? o->einval_limit : 3;
 	w->reprobe_us = o->reprobe_us ? o->reprobe_us : 60000000ull;
@@ -893,13 +899,27 @@ static void put_dir(const struct wr_tenant *tn, int dirfd)
 static void watch_file(struct fs_writer *w, struct wr_tenant *tn, int dirfd, enum fs_cgfile f)
 {
 	uint32_t key = (uint32_t)((size_t)(tn - w->tenants) * FS_CGF__COUNT + (size_t)f);
+	bool capped;
 	int wd;
 
 	if (!w->dw || tn->wd[f] >= 0)
 		return;
-	wd = fs_dw_add(w->dw, dirfd, fs_cgfiles[f].name, key);
-	if (wd >= 0)
+	capped = w->max_watches && fs_dw_count(w->dw) >= w->max_watches;
+	wd = capped ? -ENOSPC : fs_dw_add(w->dw, dirfd, fs_cgfiles[f].name, key);
+	if (wd >= 0) {
 		tn->wd[f] = wd;
+		return;
+	}
+	if (wd == -ENOSPC && !w->watches_full)
+		fs_logf(w->log, w->log_ctx, LOG_WARNING,
+			"writer: no more change watches at %u (%s): files without one are read "
+			"every %llu s to notice changes made by others (raise "
+			"fs.inotify.max_user_watches)",
+			fs_dw_count(w->dw),
+			capped ? "half of fs.inotify.max_user_watches"
+			       : "the kernel's fs.inotify.max_user_watches",
+			(unsigned long long)(FS_WRITER_UNWATCHED_US / 1000000));
+	w->watches_full |= wd == -ENOSPC;
 }
 
 /* The watches of tn are on another directory (a recreated cgroup). */
@@ -944,6 +964,19 @@ static void check_drift(struct fs_writer *w, struct wr_tenant *tn, int dirfd, st
 	snprintf(e->last, sizeof(e->last), "%s", cur);
 }
 
+/* Whether every_us, plus up to half of it by tn's index, has passed since
+ * last_us. */
+static bool spread_due(const struct fs_writer *w, const struct wr_tenant *tn, uint64_t last_us,
+		       uint64_t every_us, uint64_t now_us)
+{
+	const uint64_t spread = (uint64_t)((size_t)(tn - w->tenants) % RECHECK_PHASES) *
+				(every_us / 2 / RECHECK_PHASES);
+	const uint64_t since = now_us - last_us;
+
+	/* (not every_us + spread: no overflow for a huge every_us) */
+	return since >= spread && since - spread >= every_us;
+}
+
 /* Whether tenant tn's known files are to be read again now: it was not
  * opened since it became a tenant (or gone, or recreated), or recheck_us,
  * plus up to half of it by tenant index, has passed since (the safety net
@@ -953,12 +986,14 @@ static void check_drift(struct fs_writer *w, struct wr_tenant *tn, int dirfd, st
  * 1,000 tenants in issue 19's benchmark. */
 static bool recheck_due(const struct fs_writer *w, const struct wr_tenant *tn, uint64_t now_us)
 {
-	const uint64_t spread = (uint64_t)((size_t)(tn - w->tenants) % RECHECK_PHASES) *
-				(w->recheck_us / 2 / RECHECK_PHASES);
-	const uint64_t since = now_us - tn->checked_us;
+	return !tn->checked || spread_due(w, tn, tn->checked_us, w->recheck_us, now_us);
+}
 
-	/* (not recheck_us + spread: no overflow for a huge recheck_us) */
-	return !tn->checked || (since >= spread && since - spread >= w->recheck_us);
+/* Whether tn's known files without a change watch are to be read again:
+ * every FS_WRITER_UNWATCHED_US, spread like the recheck. */
+static bool unwatched_due(const struct fs_writer *w, const struct wr_tenant *tn, uint64_t now_us)
+{
+	return tn->unwatched && spread_due(w, tn, tn->unwatched_us, FS_WRITER_UNWATCHED_US, now_us);
 }
 
 /*
@@ -980,7 +1015,7 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 	bool reread = tn->backend == FS_BACKEND_SYSTEMD ? !tn->checked : due;
 	bool pending = false;
 	uint64_t ino = 0;
-	unsigned check = tn->check;
+	unsigned check = tn->check | (unwatched_due(w, tn, now_us) ? tn->unwatched : 0);
 	int dirfd;
 
 	if (n == 0)
@@ -994,6 +1029,8 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 	tn->checked_us = now_us;
 	tn->ino = ino;
 	tn->check = 0;
+	if (reread || (check & tn->unwatched))
+		tn->unwatched_us = now_us;
 	if (tn->wfd_ino != ino)
 		drop_wfds(w, tn); /* a recreated cgroup: its files are others */
 	if (tn->watch_ino != tn->ino) {
@@ -1076,11 +1113,12 @@ static enum prep prepare(struct fs_writer *w, struct wr_tenant *tn, struct item 
 		e->ino = tn->ino;
 		pending |= !e->saved;
 	}
-	/* a known file without a watch (inotify off, max_user_watches) is
-	 * read every period instead */
+	/* a known file without a watch (inotify off, max_watches) is read
+	 * every FS_WRITER_UNWATCHED_US instead (unwatched_due) */
+	tn->unwatched = 0;
 	for (size_t i = 0; i < n; i++)
 		if (it[i].e && it[i].e->has_last && tn->wd[it[i].file] < 0)
-			tn->check |= 1u << it[i].file;
+			tn->unwatched |= 1u << it[i].file;
 	*dirfd_out = dirfd;
 	return pending ? PREP_PENDING : PREP_READY;
 }
@@ -1182,7 +1220,7 @@ static bool memo_holds(const struct fs_writer *w, const struct wr_tenant *tn,
 		       const struct fs_limits *lim, uint64_t now_us)
 {
 	return tn->memo_gen == w->gen && !recheck_due(w, tn, now_us) && !tn->check &&
-	       fs_limits_equal(&tn->memo, lim);
+	       !unwatched_due(w, tn, now_us) && fs_limits_equal(&tn->memo, lim);
 }
 
 /* Tenants first .. first + n - 1; lim, skip and res are indexed from 0. */

@@ -39,8 +39,10 @@
  *   every file is read again as well (the safety net for a write that came
  *   while our own events were dropped, see apply_range; not for a tenant
  *   written through systemd, whose reads are D-Bus calls: there only a
- *   fired watch, a lost event queue or a recreated cgroup reads again),
- *   and without inotify every file is read every period.
+ *   fired watch, a lost event queue or a recreated cgroup reads again).
+ *   A file without a watch (no inotify, max_watches or the kernel's
+ *   fs.inotify.max_user_watches reached: logged once) is read again every
+ *   FS_WRITER_UNWATCHED_US (to 1.5 times that, spread by tenant index).
  * - Restore (fs_writer_restore, fs_release) writes the originals back in the
  *   same safe order and removes what was restored from the state file.
  *   Originals of cgroups that are no longer tenants are kept until restored.
@@ -144,7 +146,19 @@ struct fs_writer_opts {
 	 * lent directory of tenant `tenant` that the caller keeps for reading
 	 * with pread, or -1. Never closed here. */
 	int (*file_fn)(void *ctx, size_t tenant, const char *cgroup, const char *file);
+	/* How many change watches the writer may hold (0: no cap but the
+	 * kernel's). inotify watches count against one limit per user, and
+	 * fairshared runs as root beside systemd, udev and the journal, which
+	 * need theirs: fairshared gives the writer at most half of
+	 * fs.inotify.max_user_watches (writer_watches in daemon.c). */
+	size_t max_watches;
 };
+
+/* A file without a change watch is read again this often (plus up to half
+ * of it by tenant index): every period cost 810 ms of a 1,004 ms period at
+ * 10,000 tenants once the kernel's watch limit (61,866 on an 8 GiB 6.1
+ * kernel) was reached (issue 19's benchmark in the test VM). */
+#define FS_WRITER_UNWATCHED_US (10ull * 1000000ull)
 
 struct fs_apply_result {
 	unsigned written;     /* files written successfully */

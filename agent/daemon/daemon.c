@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
@@ -19,6 +20,7 @@
 #include "list_match.h"
 #include "log.h"
 #include "metrics.h"
+#include "readfile.h"
 #include "sample.h"
 #include "sample_bpf.h"
 #include "sample_disk.h"
@@ -323,6 +325,26 @@ static int sampler_file(void *ctx, size_t tenant, const char *cgroup, const char
 	return d->ops->file_fd(d->sampler, tenant, cgroup, file);
 }
 
+/*
+ * The writer's change watches (fs_writer_opts.max_watches): half of the
+ * kernel's per-user fs.inotify.max_user_watches, less one per tenant for
+ * the sampler's memory.events. The other half is left to the rest of
+ * root: systemd (path units, its own cgroup watches), udev, the journal;
+ * 10,000 tenants' 70,000 files would otherwise take all 61,866 of an 8 GiB
+ * host. 0 (no cap) when the limit cannot be read.
+ */
+static size_t writer_watches(const char *procfs_root, size_t n_tenants)
+{
+	char buf[64];
+	unsigned long long max;
+
+	if (fs_read_small(procfs_root, "sys/fs/inotify/max_user_watches", buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%llu", &max) != 1 || max == 0)
+		return 0;
+	/* (1, not 0, which is no cap: a tenant count past half the limit) */
+	return max / 2 > n_tenants ? (size_t)(max / 2 - n_tenants) : 1;
+}
+
 static int writer_open(struct fsd_daemon *d, const struct fs_conf *c, const struct plan_config *pc,
 		       struct fs_writer **out)
 {
@@ -347,6 +369,7 @@ static int writer_open(struct fsd_daemon *d, const struct fs_conf *c, const stru
 	    .file_fn = sampler_file,
 	    /* what the sampler's budget leaves over (fs_cgroupfs_fd_budget) */
 	    .max_open_files = fs_cgroupfs_writer_fds(c->n_tenants),
+	    .max_watches = writer_watches(d->paths.procfs_root, c->n_tenants),
 	};
 	r = fs_writer_open(out, &wo);
 	free(cgroups);

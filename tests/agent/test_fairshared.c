@@ -474,6 +474,34 @@ static void test_writes_then_restores_on_sigterm(void **state)
 	assert_non_null(strstr(slurp(f->log), "restored the original cgroup values"));
 }
 
+/*
+ * The writer's change watches take at most half of the kernel's per-user
+ * fs.inotify.max_user_watches, less one per tenant for the sampler (the
+ * rest is systemd's, udev's, the journal's): read from --procfs-root. With
+ * a limit of 6 and 2 tenants, 1 watch; the files beyond it are named in one
+ * warning, and the daemon still writes and restores.
+ */
+static void test_watch_cap(void **state)
+{
+	struct fixture *f = *state;
+	char proc[600];
+	const char *args[] = {"--procfs-root", proc, NULL};
+	char *before = snapshot(f);
+	pid_t pid;
+
+	snprintf(proc, sizeof(proc), "%s/proc", f->dir);
+	at_write(proc, "meminfo", "MemTotal: 16777216 kB\nMemAvailable: 16000000 kB\n");
+	at_write(proc, "sys/fs/inotify/max_user_watches", "6\n");
+	pid = spawn(f, args);
+	wait_notify(f, "READY=1");
+	assert_string_equal(cg_file(f, "a.slice", "cpu.max"), "200000 100000");
+	kill(pid, SIGTERM);
+	assert_int_equal(wait_exit(pid), 0);
+	assert_tree_is(f, before);
+	assert_non_null(strstr(slurp(f->log), "no more change watches at 1 (half of "
+					      "fs.inotify.max_user_watches)"));
+}
+
 /* A second daemon on the same state directory (and socket) is refused
  * before it writes anything; the first keeps enforcing and restores on exit. */
 static void test_second_daemon_refused(void **state)
@@ -674,6 +702,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_template_tenants, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_late_period_rates, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exit_codes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_watch_cap, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -908,6 +908,59 @@ static void test_steady_state_touches_nothing(void **state)
 	fs_writer_close(w);
 }
 
+/*
+ * Past max_watches (here 4 of the 14 files) the writer watches no more
+ * files, says so once, and reads a file without a watch every
+ * FS_WRITER_UNWATCHED_US (plus the spread by tenant index), not every
+ * period: at 10,000 tenants past the kernel's watch limit that was 810 ms
+ * of a 1,004 ms period (issue 19). A change by someone else to such a file
+ * is corrected at that read.
+ */
+static void test_unwatched_files_cadence(void **state)
+{
+	struct fake *f = *state;
+	struct fs_writer_opts o = writer_opts(f);
+	struct fs_limits l[2] = {some_limits(), some_limits()};
+	struct fs_apply_result res[2];
+	const uint64_t t1 = 1000000, every = FS_WRITER_UNWATCHED_US;
+	/* B is tenant 1: its files are read every + 1/128 of it after t1 */
+	const uint64_t due_b = t1 + every + every / 2 / 64;
+	struct fs_writer *w;
+	int fd;
+
+	o.max_watches = 4;
+	assert_int_equal(fs_writer_open(&w, &o), 0);
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, t1, res), 0);
+	assert_int_equal(res[A].written + res[B].written, 14);
+	assert_int_equal(f->n_log_warn, 1);
+	assert_non_null(strstr(f->last_log, "no more change watches at 4"));
+	fd = watch_tree(f);
+
+	/* All of B's files are without a watch: an operator's write to one is
+	 * not read back in the next periods, and nothing is opened. */
+	at_write(f->root, "b.slice/inner/cpu.max", "max 100000\n");
+	count_events(fd, NULL);
+	for (uint64_t t = t1 + 1000000; t < due_b; t += every / 4) {
+		assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, t, res), 0);
+		assert_int_equal(res[B].drifted, 0);
+		assert_int_equal(res[B].unchanged, 7);
+	}
+	assert_int_equal(count_events(fd, NULL), 0);
+	assert_string_equal(cg_read(f, "b.slice/inner", "cpu.max"), "max 100000\n");
+
+	/* Its time: read, found changed, ours written again. */
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, due_b, res), 0);
+	assert_int_equal(res[B].drifted, 1);
+	assert_string_equal(cg_read(f, "b.slice/inner", "cpu.max"), "50000 100000");
+	assert_true(count_events(fd, NULL) > 0);
+	/* and not again in the next period */
+	assert_int_equal(fs_writer_apply_all(w, 2, l, NULL, due_b + 1000000, res), 0);
+	assert_int_equal(count_events(fd, NULL), 0);
+	assert_int_equal(f->n_log_warn, 2); /* the drift's warning; the watches' not again */
+	close(fd);
+	fs_writer_close(w);
+}
+
 /* The steady state is remembered per tenant (memo_holds), and forgotten
  * whenever the entries it stood for change: after a restore the same
  * limits are written again, and a changed value is written at once. */
@@ -1346,6 +1399,7 @@ int main(void)
 	    T(test_confinement),
 	    T(test_apply_all_many),
 	    cmocka_unit_test_setup_teardown(test_own_writes_do_not_overflow, setup_shm, teardown),
+	    T(test_unwatched_files_cadence),
 	    T(test_steady_state_touches_nothing),
 	    T(test_steady_memo),
 	    T(test_crashed_run_state),

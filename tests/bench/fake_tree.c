@@ -295,11 +295,26 @@ static int write_meminfo(const struct fake_tree *ft)
 	return write_file(path, text);
 }
 
-/* A host with PSI and no memory stall; meminfo as write_meminfo says. */
+/* A host with PSI and no memory stall; meminfo as write_meminfo says; the
+ * host's own inotify watch limit (the writer's watches are real ones, and
+ * fairshared takes half of it: writer_watches in daemon.c). */
 static int make_procfs(const struct fake_tree *ft)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], text[32];
 	int r;
+
+	if (read_at(AT_FDCWD, "/proc/sys/fs/inotify/max_user_watches", text, sizeof(text)) == 0) {
+		if (pathf(path, sizeof(path), "%s/sys/fs/inotify", ft->procfs_root) < 0)
+			return -ENAMETOOLONG;
+		r = mkdir_p(path);
+		if (r == 0 && pathf(path, sizeof(path), "%s/sys/fs/inotify/max_user_watches",
+				    ft->procfs_root) < 0)
+			r = -ENAMETOOLONG;
+		if (r == 0)
+			r = write_file(path, text);
+		if (r < 0)
+			return r;
+	}
 
 	if (pathf(path, sizeof(path), "%s/pressure", ft->procfs_root) < 0)
 		return -ENAMETOOLONG;
