@@ -701,11 +701,37 @@ static void make_small_cgroup(struct fake *f, const char *cg)
 	at_write(f->root, p, "");
 }
 
+/* n small cgroups t0000.slice ... (make_small_cgroup), their names and
+ * limits for the three files; free with free_many. */
+static void make_many(struct fake *f, size_t n, char ***names, struct fs_limits **lim)
+{
+	*names = calloc(n, sizeof(**names));
+	*lim = calloc(n, sizeof(**lim));
+	assert_true(*names && *lim);
+	for (size_t i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "t%04zu.slice", i);
+		(*names)[i] = strdup(name);
+		make_small_cgroup(f, name);
+		(*lim)[i] = some_limits();
+		(*lim)[i].set = FS_LIM_CPU_MAX | FS_LIM_MEM_HIGH | FS_LIM_IO_MAX;
+	}
+}
+
+static void free_many(size_t n, char **names, struct fs_limits *lim)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(lim);
+}
+
 static void test_apply_all_many(void **state)
 {
 	struct fake *f = *state;
-	char **names = calloc(MANY, sizeof(*names));
-	struct fs_limits *lim = calloc(MANY, sizeof(*lim));
+	char **names;
+	struct fs_limits *lim;
 	struct fs_apply_result *res = calloc(MANY, sizeof(*res));
 	bool *skip = calloc(MANY, sizeof(*skip));
 	struct fs_writer_opts o = writer_opts(f);
@@ -714,16 +740,9 @@ static void test_apply_all_many(void **state)
 	long writes;
 	bool found;
 
-	for (int i = 0; i < MANY; i++) {
-		char name[32];
-
-		snprintf(name, sizeof(name), "t%04d.slice", i);
-		names[i] = strdup(name);
-		make_small_cgroup(f, name);
-		lim[i] = some_limits();
-		lim[i].set = FS_LIM_CPU_MAX | FS_LIM_MEM_HIGH | FS_LIM_IO_MAX;
+	make_many(f, MANY, &names, &lim);
+	for (int i = 0; i < MANY; i++)
 		lim[i].cpu_quota_us = 10000 + (uint64_t)i;
-	}
 	o.n_tenants = MANY;
 	o.cgroups = (const char *const *)names;
 	f->count_only = true; /* the files are not read back: keeps the test fast */
@@ -778,10 +797,7 @@ static void test_apply_all_many(void **state)
 	assert_int_equal(f->n_writes - writes, MANY * MANY_FILES);
 	fs_writer_close(w);
 	close(ino_fd);
-	for (int i = 0; i < MANY; i++)
-		free(names[i]);
-	free(names);
-	free(lim);
+	free_many(MANY, names, lim);
 	free(res);
 	free(skip);
 }
@@ -812,24 +828,16 @@ static void test_own_writes_do_not_overflow(void **state)
 	struct fake *f = *state;
 	const long q = max_queued_events();
 	/* past the queue by a quarter, as long as the fixture stays small */
-	const size_t n = (size_t)(q > 60000 ? 60000 : q) * 5 / 4 / MANY_FILES;
-	char **names = calloc(n, sizeof(*names));
-	struct fs_limits *lim = calloc(n, sizeof(*lim));
+	const size_t n = (size_t)(q > 24000 ? 24000 : q) * 5 / 4 / MANY_FILES;
+	char **names;
+	struct fs_limits *lim;
 	struct fs_apply_result *res = calloc(n, sizeof(*res));
 	struct fs_writer_opts o = writer_opts(f);
 	struct fs_writer *w;
 
-	if (q > 60000)
+	if (q > 24000)
 		print_message("max_queued_events %ld: %zu tenants do not fill it\n", q, n);
-	for (size_t i = 0; i < n; i++) {
-		char name[32];
-
-		snprintf(name, sizeof(name), "t%05zu.slice", i);
-		names[i] = strdup(name);
-		make_small_cgroup(f, name);
-		lim[i] = some_limits();
-		lim[i].set = FS_LIM_CPU_MAX | FS_LIM_MEM_HIGH | FS_LIM_IO_MAX;
-	}
+	make_many(f, n, &names, &lim);
 	o.n_tenants = n;
 	o.cgroups = (const char *const *)names;
 	assert_int_equal(fs_writer_open(&w, &o), 0);
@@ -845,15 +853,12 @@ static void test_own_writes_do_not_overflow(void **state)
 	assert_int_equal(res[n - 1].unchanged, MANY_FILES);
 
 	/* Someone else's write after all that is still seen (one event). */
-	at_write(f->root, "t00042.slice/cpu.max", "max 100000\n");
+	at_write(f->root, "t0042.slice/cpu.max", "max 100000\n");
 	assert_int_equal(fs_writer_apply_all(w, n, lim, NULL, 3, res), 0);
 	assert_int_equal(res[42].drifted, 1);
 	assert_int_equal(f->n_writes, (long)(n * MANY_FILES) + 1);
 	fs_writer_close(w);
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	free(lim);
+	free_many(n, names, lim);
 	free(res);
 }
 
