@@ -100,7 +100,7 @@ struct fs_writer {
 	size_t fd_budget;	   /* written files that may stay open */
 	size_t fds_kept;	   /* open now (wr_tenant.wfd) */
 	bool cgroup2;		   /* the root is cgroup2: a pwrite replaces the value */
-	struct fs_drift_watch *dw; /* NULL: inotify unavailable, re-read every period */
+	struct fs_drift_watch *dw; /* NULL: no inotify, files read every 10 s */
 	unsigned since_poll;	   /* our writes since dw was last drained */
 	size_t max_watches;	   /* fs_writer_opts.max_watches, 0: no cap */
 	bool watches_full;	   /* a watch was refused (cap or kernel limit), logged */
