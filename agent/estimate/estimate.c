@@ -49,10 +49,8 @@ void est_sample_init(struct est_sample *s)
 void est_state_init(struct est_state *s)
 {
 	memset(s, 0, sizeof(*s));
-	for (size_t r = 0; r < FS_MAX_RES; r++) {
+	for (size_t r = 0; r < FS_MAX_RES; r++)
 		s->probe_r[r] = 1.0;
-		s->io_use[r] = NAN;
-	}
 	s->since_trim = UCHAR_MAX;
 }
 
@@ -102,26 +100,16 @@ static bool any_io(const struct fs_resources *res, const bool *flag)
 
 /* Some io resource it was held on last period runs below that now: under
  * its io.max (est_at_io_limit), or, without a limit of ours, no longer
- * held on the contended disk. A CPU trim step that shows as this bit.
- * Under io.max the use is the mean of this period and the last: blk-throttle
- * releases a throttled writer's bios in bursts that do not line up with the
- * period, so at a limit of 21.3 MB/s it read 20.0, 23.4, 20.0, 23.4 MB/s
- * (e2e-njc beside a busy host), and each "20.0" (below 0.95 of the limit)
- * within a few periods of a step counted as a bite: a disk-bound writer's
- * CPU estimate was stepped back up as often as it stepped down, and the
- * CPU it did not need was taken from a CPU-bound tenant (e2e-mix). */
+ * held on the contended disk. A CPU trim step that shows as this bit. */
 static bool io_fell_short(const struct fs_resources *res, const struct est_config *cfg,
 			  const struct est_sample *s, const struct est_state *prev,
 			  const bool *held)
 {
 	for (size_t r = 0; r < res->n; r++) {
-		double use = s->usage[r];
-
 		if (!fs_res_is_io(res->kind[r]) || s->stalled[r] || !prev->held[r])
 			continue;
-		if (isfinite(prev->io_use[r]) && isfinite(use))
-			use = (use + prev->io_use[r]) / 2;
-		if (isfinite(s->limit[r]) ? !est_at_io_limit(cfg, use, s->limit[r]) : !held[r])
+		if (isfinite(s->limit[r]) ? !est_at_io_limit(cfg, s->usage[r], s->limit[r])
+					  : !held[r])
 			return true;
 	}
 	return false;
@@ -388,8 +376,6 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 			}
 		}
 		out.demand[r] = clamp(d, floor * cap, cap);
-		if (fs_res_is_io(res->kind[r]))
-			out.io_use[r] = sample->usage[r];
 	}
 	*next = out;
 }

@@ -149,9 +149,8 @@
  *    it burns beyond need came from the CPU-bound tenant, 0.03-0.06 off
  *    its target. A step that bites into what it needs shows within a few
  *    periods, throttled, as its threads now waiting or as its IO falling
- *    short of where it was held (below its io.max on the mean of two
- *    periods, as blk-throttle releases bios in bursts: the wait alone
- *    shows late). The estimate then steps back up once and holds there, with
+ *    short of where it was held (below its io.max: the wait alone shows
+ *    late). The estimate then steps back up once and holds there, with
  *    no step down for trim_hold periods, even if the trim ends meanwhile.
  *    (e2e-njc, the same writer at 2/3 of the disk: with an estimate that
  *    followed its use down between steps and through a hold, and bites
@@ -275,10 +274,8 @@ struct est_state {
 	/* io resources: consecutive periods held on a contended disk with use
 	 * below follow_share of the allocation (the follow grace, estimate.h) */
 	unsigned char lag[FS_MAX_RES];
-	unsigned char trim_hold;   /* periods left without a CPU trim (estimate.h) */
-	unsigned char since_trim;  /* periods since its last CPU trim, UCHAR_MAX: none */
-	double io_use[FS_MAX_RES]; /* io resources: this period's use (the next one's
-				    * io_fell_short), NaN: unknown */
+	unsigned char trim_hold;  /* periods left without a CPU trim (estimate.h) */
+	unsigned char since_trim; /* periods since its last CPU trim, UCHAR_MAX: none */
 };
 
 void est_state_init(struct est_state *s);

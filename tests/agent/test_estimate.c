@@ -777,36 +777,6 @@ static void test_cpu_trim_bite_by_io(void **unused)
 	assert_near(f.st.demand[CPU], d * f.cfg.trim_step);
 }
 
-/* Under io.max its IO arrives in bursts (blk-throttle): 0.92, 1.1, 0.92 ...
- * of the limit, period after period, on a contended disk. A burst-short
- * period is no bite: the mean of two periods is at the limit, and the
- * trim steps on. Short on the mean (0.85 twice) is one. */
-static void test_cpu_trim_io_bursts(void **unused)
-{
-	struct trim_fx f;
-	double d;
-
-	(void)unused;
-	d = trim_first_step(&f);
-	f.s.contended[WR] = true; /* held there in its short periods */
-	for (unsigned p = 1; p <= 4 * (f.cfg.trim_pace + 1); p++) { /* ends on a 1.1 */
-		f.s.usage[WR] = (p % 2 ? 0.92 : 1.1) * 5 * MiB;
-		trim_period(&f, 1);
-		if (p % (f.cfg.trim_pace + 1) == 0)
-			d *= f.cfg.trim_step;
-		assert_int_equal(f.st.trim_hold, 0);
-		assert_true(f.st.reasons & EST_CPU_TRIM);
-		assert_near(f.st.demand[CPU], d);
-	}
-	f.s.usage[WR] = 0.85 * 5 * MiB;
-	trim_period(&f, 1); /* the mean with the last 1.1 is at the limit */
-	assert_int_equal(f.st.trim_hold, 0);
-	assert_near(f.st.demand[CPU], d);
-	trim_period(&f, 1);
-	assert_int_equal(f.st.trim_hold, f.cfg.trim_hold);
-	assert_near(f.st.demand[CPU], d / f.cfg.trim_step);
-}
-
 /* In a hold (no step to blame), its IO short of the limit is no bite: the
  * trim ends and it is probed as before; nor is it trimmed on an idle CPU. */
 static void test_cpu_trim_ends(void **unused)
@@ -1063,7 +1033,6 @@ int main(void)
 	    cmocka_unit_test(test_cpu_trim_steps),
 	    cmocka_unit_test(test_cpu_trim_bite_by_wait),
 	    cmocka_unit_test(test_cpu_trim_bite_by_io),
-	    cmocka_unit_test(test_cpu_trim_io_bursts),
 	    cmocka_unit_test(test_cpu_trim_ends),
 	    cmocka_unit_test(test_cpu_trim_never),
 	    cmocka_unit_test(test_cpu_trim_step_to_use),
