@@ -52,10 +52,11 @@
  * share is sampled as before: path walk and openat/pread/close per file
  * every period, one fd at a time. EMFILE despite the budget shrinks it
  * (warned once). The unit's LimitNOFILE= must cover 8 x tenants / 0.75 for
- * all of them to keep every file. The writer keeps the files it writes open with what is left
- * once every tenant's share fits (fs_cgroupfs_writer_fds): a kept stat
- * file saves an open and a close every period, a written one only when
- * its value changes, so the sampler's come first. Memory: an open cgroupfs
+ * all of them to keep every file. The writer keeps the files it writes
+ * open with what is left once every tenant's share fits
+ * (fs_cgroupfs_writer_fds): a kept stat file saves an open and a close
+ * every period, a written one only when its value changes, so the
+ * sampler's come first. Memory: an open cgroupfs
  * file that was read holds its seq_file page and kernfs state, measured
  * ~7 KiB of kernel memory per fd on 6.18 (~50 KiB per tenant, ~490 MiB for
  * 10,000); max_open_files caps that.
@@ -228,10 +229,16 @@ static void tenant_fds_init(struct tenant_fds *tf)
 		tf->fd[k] = -1;
 }
 
+/* It holds a budget share: its directory stays open between periods. */
+static bool keeps_dir(const struct tenant_fds *tf)
+{
+	return tf->kept || tf->dir_only;
+}
+
 /* Returns a tenant's budget share (its fds stay open until closed). */
 static void drop_share(struct cg_sampler *s, struct tenant_fds *tf)
 {
-	if (tf->kept || tf->dir_only) {
+	if (keeps_dir(tf)) {
 		s->fds_reserved -= tf->kept ? s->fds_per_tenant : 1;
 		s->n_shares--;
 	}
@@ -430,13 +437,12 @@ static bool read_file(struct cg_sampler *s, size_t t, int k, bool reprobe)
 	if ((tf->absent & (1u << k)) && !reprobe)
 		return false;
 	fd = fs_cgfs_open_file_at(tf->dirfd, file_names[k]);
-	if ((fd == -EMFILE || fd == -ENFILE) && (tf->kept || tf->dir_only))
+	if ((fd == -EMFILE || fd == -ENFILE) && keeps_dir(tf))
 		unkeep(s, tf);
 	/* A kept directory whose cpu.stat (in every cgroup2 directory, whatever
 	 * the controllers) cannot be opened was removed: as a kept fd that
 	 * fails, sample_one looks at the path. */
-	if ((fd == -ENOENT || fd == -ENODEV) && k == F_CPU_STAT && s->cgroup2 &&
-	    (tf->kept || tf->dir_only)) {
+	if ((fd == -ENOENT || fd == -ENODEV) && k == F_CPU_STAT && s->cgroup2 && keeps_dir(tf)) {
 		tf->failed = true;
 		return false;
 	}
@@ -849,9 +855,8 @@ static bool fake_dir_may_have_moved(const struct cg_sampler *s, size_t t)
  * true) and a cgroup cannot be renamed (EPERM), so the path is looked at only
  * every 10 to 20 s (reprobe_at), as a safety net: that saves a path lookup
  * per tenant per period (fstatat: 4.5 us of ~23 us per tenant on 6.18 in a
- * VM). On a fake
- * tree unlinked files stay readable; the path is looked at there only when
- * fake_dir_may_have_moved says so. 0 or -errno (-ENOENT: the cgroup does not
+ * VM). On a fake tree unlinked files stay readable; the path is looked at
+ * there only when fake_dir_may_have_moved says so. 0 or -errno (-ENOENT: the cgroup does not
  * exist).
  */
 static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool check)
@@ -871,7 +876,7 @@ static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool che
 			return 0;
 		if (same_dir(s, t)) {
 			tf->check_at_us = reprobe_at(now_us, t);
-			if (tf->kept || tf->dir_only)
+			if (keeps_dir(tf))
 				fs_watch_arm(s->place, t, tf->dirfd, ".");
 			return 0;
 		}
@@ -970,7 +975,7 @@ static void sample_one(struct cg_sampler *s, size_t t, uint64_t now_us, struct f
 	 * A quiet tenant probes its held files at its next full read. */
 	if (tf->absent && ((reprobe && !hold && !rest) || tf->absent != absent))
 		tf->probe_at_us = reprobe_at(now_us, t);
-	if (!tf->kept && !tf->dir_only)
+	if (!keeps_dir(tf))
 		tenant_close(s, tf); /* over the fd budget: walk again next period */
 
 	deltas = p->valid && p->ino == c.ino && !went_backwards(&c, p, s->n_disks);
@@ -1005,7 +1010,7 @@ static int cg_dirfd(void *state, size_t t, const char *cgroup, uint64_t *ino)
 	struct cg_sampler *s = state;
 
 	/* kept: the directory stays open after sample_one */
-	if (t >= s->n_tenants || !(s->tfd[t].kept || s->tfd[t].dir_only) || s->tfd[t].dirfd < 0 ||
+	if (t >= s->n_tenants || !keeps_dir(&s->tfd[t]) || s->tfd[t].dirfd < 0 ||
 	    strcmp(s->cgroups[t], cgroup) != 0)
 		return -1;
 	*ino = (uint64_t)s->tfd[t].ino;

@@ -272,8 +272,6 @@ static int make_tenant(struct fake_tree *ft, size_t i)
 	return r;
 }
 
-/* <sys>/dev/block/MAJ:MIN -> a whole disk (no "partition", no "dm"), as
- * fs_conf_resolve_disk() walks it. */
 /* <procfs_root>/meminfo: the configured memory as MemTotal, and available
  * what the present tenants do not use (no page cache, no kernel). */
 static int write_meminfo(const struct fake_tree *ft)
@@ -295,37 +293,39 @@ static int write_meminfo(const struct fake_tree *ft)
 	return write_file(path, text);
 }
 
+/* <root>/<dir>/<name> with its directories. */
+static int write_in(const char *root, const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if (pathf(path, sizeof(path), "%s/%s", root, dir) < 0)
+		return -ENAMETOOLONG;
+	r = mkdir_p(path);
+	if (r == 0 && pathf(path, sizeof(path), "%s/%s/%s", root, dir, name) < 0)
+		r = -ENAMETOOLONG;
+	return r < 0 ? r : write_file(path, text);
+}
+
 /* A host with PSI and no memory stall; meminfo as write_meminfo says; the
  * host's own inotify watch limit (the writer's watches are real ones, and
  * fairshared takes half of it: writer_watches in daemon.c). */
 static int make_procfs(const struct fake_tree *ft)
 {
-	char path[PATH_MAX], text[32];
-	int r;
+	char text[32];
+	int r = 0;
 
-	if (read_at(AT_FDCWD, "/proc/sys/fs/inotify/max_user_watches", text, sizeof(text)) == 0) {
-		if (pathf(path, sizeof(path), "%s/sys/fs/inotify", ft->procfs_root) < 0)
-			return -ENAMETOOLONG;
-		r = mkdir_p(path);
-		if (r == 0 && pathf(path, sizeof(path), "%s/sys/fs/inotify/max_user_watches",
-				    ft->procfs_root) < 0)
-			r = -ENAMETOOLONG;
-		if (r == 0)
-			r = write_file(path, text);
-		if (r < 0)
-			return r;
-	}
-
-	if (pathf(path, sizeof(path), "%s/pressure", ft->procfs_root) < 0)
-		return -ENAMETOOLONG;
-	r = mkdir_p(path);
-	if (r == 0 && pathf(path, sizeof(path), "%s/pressure/memory", ft->procfs_root) < 0)
-		r = -ENAMETOOLONG;
+	if (read_at(AT_FDCWD, "/proc/sys/fs/inotify/max_user_watches", text, sizeof(text)) == 0)
+		r = write_in(ft->procfs_root, "sys/fs/inotify", "max_user_watches", text);
 	if (r == 0)
-		r = write_file(path, "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
-				     "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+		r = write_in(ft->procfs_root, "pressure", "memory",
+			     "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+			     "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
 	return r < 0 ? r : write_meminfo(ft);
 }
+
+/* <sys>/dev/block/MAJ:MIN -> a whole disk (no "partition", no "dm"), as
+ * fs_conf_resolve_disk() walks it. */
 
 static int make_sysfs(const struct fake_tree *ft)
 {
