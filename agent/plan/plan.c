@@ -41,6 +41,7 @@ void plan_config_default(struct plan_config *cfg)
 	cfg->io_split_floor = PLAN_IO_SPLIT_FLOOR;
 	cfg->busy = FS_RES_BUSY_SHARE;
 	cfg->deadband = 0.03;
+	cfg->granted_headroom = 0.25;
 	cfg->mem_busy = 0.3;
 	cfg->mem_short_hold = 5;
 	cfg->mem_short = 0.05;
@@ -177,31 +178,90 @@ const struct plan_tenant *plan_find(const struct plan *prev, size_t i, const cha
 	return NULL;
 }
 
+/* The configured cap and floor of resource r on limit lim. */
+static double configured(const struct plan_tenant_in *in, size_t r, double lim)
+{
+	if (in->max[r] >= 0 && !(in->max[r] >= lim))
+		lim = in->max[r];
+	if (in->min[r] >= 0 && in->min[r] > lim)
+		lim = in->min[r];
+	return lim;
+}
+
+/*
+ * The cpu limit of a tenant granted its whole demand on a saturated cpu
+ * (plan.h "Granted") from its plain limit: the allocation with headroom,
+ * within its fair room, and the band of quotas that stay (t->cpu_keep_*).
+ * level: the share of the tenants held on the cpu (0 = none, or not
+ * comparable: njc, or a fleet's x).
+ */
+static double granted_cpu(const struct plan_config *cfg, size_t r, double plain, double level,
+			  struct plan_tenant *t)
+{
+	const double alloc = t->alloc[r], h = cfg->granted_headroom;
+	double room = 1;
+
+	if (!(alloc > 0) || !(h > 0))
+		return plain;
+	if (level > 0 && t->share > 0)
+		room = fmax(room, level / t->share);
+	room = fmax(room, t->entitlement * cfg->res.capacity[r] / alloc);
+	t->cpu_keep_min = plain;
+	t->cpu_keep_max = fmax(plain, alloc * fmin(1 + 2 * h, room));
+	return fmax(plain, alloc * fmin(1 + h, room));
+}
+
 /* Limits per resource: alloc + weighted leftover on bottlenecks, lifted
- * elsewhere and on the io resources of a tenant granted its whole demand
- * (plan.h); then the configured floor and cap. */
+ * elsewhere and on the io resources of a tenant granted its whole demand,
+ * with headroom on a granted tenant's cpu (plan.h); then the configured
+ * floor and cap. cpu_level: granted_cpu's level. */
 static void set_limits(const struct plan_config *cfg, const struct plan_tenant_in *in,
 		       const struct plan *pl, const double *leftover, double weight_sum,
-		       struct plan_tenant *t)
+		       double cpu_level, struct plan_tenant *t)
 {
 	const bool granted = t->x >= 1.0 - PLAN_GRANTED_EPS;
 
+	t->cpu_keep_min = t->cpu_keep_max = 0;
 	for (size_t r = 0; r < cfg->res.n; r++) {
 		const bool lifted = !t->in_problem || (granted && fs_res_is_io(cfg->res.kind[r]));
 		double lim = INFINITY;
 
-		if (!lifted && pl->saturated[r])
+		if (!lifted && pl->saturated[r]) {
 			lim = t->alloc[r] + leftover[r] * in->weight / weight_sum;
-		else if (!lifted && pl->busy[r] && !granted &&
-			 fmax(in->usage[r], in->demand[r]) >=
-			     FS_RES_USER_SHARE * cfg->res.capacity[r])
+			if (granted && cfg->res.kind[r] == FS_RES_CPU)
+				lim = granted_cpu(cfg, r, lim, cpu_level, t);
+		} else if (!lifted && pl->busy[r] && !granted &&
+			   fmax(in->usage[r], in->demand[r]) >=
+			       FS_RES_USER_SHARE * cfg->res.capacity[r]) {
 			lim = t->alloc[r];
-		if (in->max[r] >= 0 && !(in->max[r] >= lim))
-			lim = in->max[r];
-		if (in->min[r] >= 0 && in->min[r] > lim)
-			lim = in->min[r];
-		t->limit[r] = lim;
+		}
+		t->limit[r] = configured(in, r, lim);
+		if (cfg->res.kind[r] == FS_RES_CPU && t->cpu_keep_max > 0) {
+			t->cpu_keep_min = configured(in, r, t->cpu_keep_min);
+			t->cpu_keep_max = configured(in, r, t->cpu_keep_max);
+		}
 	}
+}
+
+/* The share of the tenants the solve held on the cpu: the largest share of
+ * a tenant not granted its whole demand whose bottleneck is the cpu; 0
+ * when none is, or when shares do not compare (njc's share is the
+ * fraction granted; a fleet's x is not the local solve's). */
+static double cpu_level(const struct plan_config *cfg, const struct plan *pl)
+{
+	double level = 0;
+
+	if (cfg->rule != FS_RULE_PSDSF || cfg->given_x)
+		return 0;
+	for (size_t i = 0; i < pl->n_tenants; i++) {
+		const struct plan_tenant *t = &pl->t[i];
+
+		if (t->in_problem && t->x < 1.0 - PLAN_GRANTED_EPS && t->bottleneck >= 0 &&
+		    (size_t)t->bottleneck < cfg->res.n &&
+		    cfg->res.kind[t->bottleneck] == FS_RES_CPU)
+			level = fmax(level, t->share);
+	}
+	return level;
 }
 
 /* A finite value within the dead band of the previous finite one keeps it. */
@@ -288,6 +348,16 @@ static uint64_t cpu_quota_sticky(const struct plan_config *cfg, uint64_t neu, ui
 	return fabs((double)neu - (double)old) <= band * (double)old ? old : neu;
 }
 
+/* A granted tenant's quota in force (old, of t's period) that lies within
+ * its band (plan.h "Granted") stays. */
+static bool granted_keeps(const struct plan_tenant *t, uint64_t old)
+{
+	const double q = (double)old / (double)t->cpu_period_usec;
+
+	return t->cpu_keep_max > 0 && old != FS_VALUE_MAX && q >= t->cpu_keep_min &&
+	       q <= t->cpu_keep_max;
+}
+
 /* An io.max value for limit lim: at least floor, the previous value (old,
  * NULL = none) within the dead band. */
 static uint64_t io_value(const struct plan_config *cfg, double lim, uint64_t floor,
@@ -342,9 +412,11 @@ static void set_cpu_io(const struct plan_config *cfg, const struct plan_tenant_i
 			if (t->cpu_quota_usec < cfg->cpu_quota_min_usec)
 				t->cpu_quota_usec = cfg->cpu_quota_min_usec;
 			if (had && prev->cpu_period_usec == t->cpu_period_usec)
-				t->cpu_quota_usec =
-				    cpu_quota_sticky(cfg, t->cpu_quota_usec, prev->cpu_quota_usec,
-						     t->cpu_period_usec);
+				t->cpu_quota_usec = granted_keeps(t, prev->cpu_quota_usec)
+							? prev->cpu_quota_usec
+							: cpu_quota_sticky(cfg, t->cpu_quota_usec,
+									   prev->cpu_quota_usec,
+									   t->cpu_period_usec);
 		} else if (fs_res_is_io(k)) {
 			uint64_t floor = fs_res_counts_ops(k) ? cfg->io_min_iops : cfg->io_min_bps;
 
@@ -788,7 +860,7 @@ int plan_recompute(const struct plan_config *cfg, const struct plan_host *host, 
 	struct fs_solution sol = {0};
 	struct fs_options opt = {.alpha = INFINITY};
 	double used[FS_MAX_RES] = {0}, leftover[FS_MAX_RES] = {0}, use[FS_MAX_RES] = {0};
-	double wsum = 0, w_above;
+	double wsum = 0, w_above, level;
 	size_t m = cfg->res.n;
 	int ret;
 
@@ -874,11 +946,12 @@ int plan_recompute(const struct plan_config *cfg, const struct plan_host *host, 
 	choose_mode(cfg, prev, out);
 	memory_state(cfg, host, n, in, prev, out);
 	w_above = weight_above_share(cfg, n, in, out);
+	level = cpu_level(cfg, out);
 
 	for (size_t i = 0; i < n; i++) {
 		struct plan_tenant *t = &out->t[i];
 
-		set_limits(cfg, &in[i], out, leftover, wsum > 0 ? wsum : 1, t);
+		set_limits(cfg, &in[i], out, leftover, wsum > 0 ? wsum : 1, level, t);
 		const struct plan_tenant *pt = plan_find(prev, i, t->name);
 
 		set_cpu_io(cfg, &in[i], out->mode, prev && prev->mode == out->mode ? pt : NULL, t);

@@ -47,6 +47,26 @@
  *    drops below 1;
  *  then the tenant's configured max caps and min raises the limit.
  *
+ * Granted (cpu): a tenant granted its whole demand (x = 1) on a saturated
+ * cpu is not held to its estimate either: its limit is its allocation
+ * times (1 + granted_headroom), or the plain limit above when that is
+ * more, but never past its fair room: the allocation scaled until its
+ * share reaches that of the tenants held on the cpu (psdsf: the share a
+ * larger demand would get it), or its weight share of the cpu (sharing
+ * incentive), whichever is more. And a quota in force stays while it
+ * lies between the plain limit and the allocation times (1 + 2
+ * granted_headroom) (fair room permitting): a tenant below its share
+ * whose use jitters from period to period is neither throttled at each
+ * high nor rewritten at each low. Held at its estimate, it was throttled
+ * in every period it used more, the probe raised its estimate, and its
+ * cpu.max moved by 20-100 % from period to period, each write refilling
+ * a quota: on issue 19's busy-host benchmark (1,000 tenants, use +-20 %
+ * per period) cpu.max was written 360-770 times per period, 190-280
+ * times with the headroom (most of the rest: the CPU of tenants held on
+ * their IO, which the estimator's trim moves). Its room above the allocation is the
+ * held tenants' only while it uses it; more use shows in the next
+ * estimate, and then in x.
+ *
  * Modes: enforce=auto and enforce=limits write hard limits, however many
  * resources are bottlenecks at once. Until issue 14, auto switched to an
  * RSVT-style minimal-gap priority mode (cpu.weight, cpu.max lifted) when two
@@ -225,8 +245,10 @@ struct plan_config {
 	uint64_t io_min_iops;	     /* floor of io.max riops/wiops */
 	double io_split_floor;	     /* [0, 1]: shared budgets: the least part of a
 					tenant's limit each direction gets (io_split.h) */
-	double busy;	 /* (0, 1]: measured use / capacity that counts as a bottleneck */
-	double deadband; /* [0, 1): relative change of a limit that is not written */
+	double busy;		 /* (0, 1]: measured use / capacity that counts as a bottleneck */
+	double deadband;	 /* [0, 1): relative change of a limit that is not written */
+	double granted_headroom; /* >= 0: cpu room above the allocation of a tenant
+				    granted its whole demand (plan.h "Granted") */
 	bool io_weight_works[FS_MAX_DISKS]; /* per disk index: io.weight is honoured */
 	/* Per period (the daemon sets it from agent/estimate/contention.h): io
 	 * resources that are contended, a bottleneck whatever their use. */
@@ -241,7 +263,8 @@ struct plan_config {
 /* Defaults: period 100 ms, quota floor 1 ms, margin 64 MiB (at least 4 MiB), step 25 %,
  * saturated 0.99, base weight 100, gain 9, io floors 1 MiB/s and 10 ops/s,
  * io split floor PLAN_IO_SPLIT_FLOOR,
- * busy FS_RES_BUSY_SHARE (0.85), deadband 0.03; memory: busy 0.3, short 0.05,
+ * busy FS_RES_BUSY_SHARE (0.85), deadband 0.03, granted headroom 0.25;
+ * memory: busy 0.3, short 0.05,
  * PSI full 10 %, grow 0.5, high step 0.1, short hold 5. res is emptied, rule psdsf,
  * enforce auto. */
 void plan_config_default(struct plan_config *cfg);
@@ -295,6 +318,9 @@ struct plan_tenant {
 	double share;		  /* the rule's share (see fs_tenant_result) */
 	int bottleneck;		  /* resource index or FS_NO_RESOURCE */
 	double alloc[FS_MAX_RES]; /* x * demand */
+	/* a granted tenant's cpu limits (plan.h "Granted"), cores, 0 = none:
+	 * a quota in force between these two stays */
+	double cpu_keep_min, cpu_keep_max;
 	double limit[FS_MAX_RES]; /* as written: cpu.max quota / period, memory.high,
 				     io.max; INFINITY = max (net: the rules' limit) */
 	double gap;		  /* minimal gap (0 when no bottleneck) */
