@@ -62,10 +62,10 @@
  * cpu.max moved by 20-100 % from period to period, each write refilling
  * a quota: on issue 19's busy-host benchmark (1,000 tenants, use +-20 %
  * per period) cpu.max was written 360-770 times per period, 190-280
- * times with the headroom (most of the rest: the CPU of tenants held on
- * their IO, which the estimator's trim moves). Its room above the allocation is the
- * held tenants' only while it uses it; more use shows in the next
- * estimate, and then in x.
+ * times with the headroom: 70-90 granted tenants whose use left the
+ * band, and tenants held on the cpu, whose x moves. The room above the
+ * allocation is the held tenants' only while it is used; more use shows
+ * in the next estimate, and then in x.
  *
  * Modes: enforce=auto and enforce=limits write hard limits, however many
  * resources are bottlenecks at once. Until issue 14, auto switched to an
