@@ -26,6 +26,7 @@ void est_config_default(struct est_config *cfg)
 	cfg->trim_step = 0.8;
 	cfg->trim_pace = 4;
 	cfg->trim_hold = 20;
+	cfg->trim_floor = 0.5;
 }
 
 double est_floor_share(const struct est_config *cfg)
@@ -246,6 +247,21 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
  * window is kept as noise (one period's wait at a cap it lived with for
  * a while). */
 #define TRIM_BITE_PERIODS 6 /* a step reaches cpu.max and shows a few periods late */
+
+/* out->trim_from (estimate.h, trim_floor): the CPU estimate before the
+ * trim, taken when a trim starts without one, else carried; est_update
+ * drops it once a period out of the trim has the estimate back there. */
+static void trim_base(const struct fs_resources *res, const struct est_state *prev, bool trim,
+		      struct est_state *out)
+{
+	const int c = fs_resources_find(res, FS_RES_CPU);
+	const double from = prev ? prev->trim_from : 0;
+
+	out->trim_from = from;
+	if (trim && prev && !(from > 0) && c >= 0)
+		out->trim_from = prev->demand[c];
+}
+
 static void update_trim(const struct fs_resources *res, const struct est_config *cfg,
 			const struct est_sample *s, const struct est_state *prev,
 			struct est_state *out, bool *step, bool *keep, bool *bite)
@@ -279,6 +295,7 @@ static void update_trim(const struct fs_resources *res, const struct est_config 
 	}
 	if (*step || *keep || *bite)
 		out->reasons |= EST_CPU_TRIM;
+	trim_base(res, prev, *step || *keep || *bite, out);
 	out->trim_hold = (unsigned char)(hold > UCHAR_MAX ? UCHAR_MAX : hold);
 	out->since_trim = (unsigned char)(since > UCHAR_MAX ? UCHAR_MAX : since);
 }
@@ -353,6 +370,7 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 								   : 1.0);
 
 			d = step && !cpu_throttled(sample) ? fmin(d, trimmed) : trimmed;
+			d = fmax(d, out.trim_from * cfg->trim_floor);
 		}
 
 		if (have_prev)
@@ -376,6 +394,9 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 			}
 		}
 		out.demand[r] = clamp(d, floor * cap, cap);
+		if (res->kind[r] == FS_RES_CPU && !(step || keep || bite) &&
+		    out.demand[r] >= out.trim_from)
+			out.trim_from = 0;
 	}
 	*next = out;
 }

@@ -803,6 +803,49 @@ static void test_cpu_trim_ends(void **unused)
 	}
 }
 
+/* The trim takes the estimate down to trim_floor of where it was before
+ * it (trim_from), no lower; that base is kept through an end and a new
+ * start below it, and forgotten once the estimate is back there.
+ * Without the floor e2e-mix's writer was trimmed to a sixth of its
+ * estimate and starved (estimate.h). */
+static void test_cpu_trim_floor(void **unused)
+{
+	const double base = 0.1 / TRIM_X;
+	struct trim_fx f;
+
+	(void)unused;
+	trim_first_step(&f);
+	assert_near(f.st.trim_from, base);
+	for (int p = 0; p < 40; p++)
+		trim_period(&f, 1);
+	assert_true(f.st.reasons & EST_CPU_TRIM);
+	assert_near(f.st.demand[CPU], base * f.cfg.trim_floor);
+	/* its IO below its io.max, not throttled: the trim ends, the
+	 * estimate falls (by half at most), the base stays */
+	f.s.usage[WR] = 2 * MiB;
+	f.s.cpu_throttled_delta = 0;
+	trim_period(&f, 1);
+	assert_int_equal(f.st.reasons & EST_CPU_TRIM, 0);
+	assert_near(f.st.demand[CPU], base * f.cfg.trim_floor * f.cfg.decay);
+	assert_near(f.st.trim_from, base);
+	/* at its io.max again: a new trim, from the same base */
+	f.s.usage[WR] = 5 * MiB;
+	f.s.cpu_throttled_delta = 1;
+	for (int p = 0; p < 12; p++) {
+		trim_period(&f, 1);
+		assert_true(f.st.demand[CPU] >= base * f.cfg.trim_floor * (1 - 1e-9));
+	}
+	assert_true(f.st.reasons & EST_CPU_TRIM);
+	assert_near(f.st.trim_from, base);
+	/* its IO free, throttled: probed back up past the base, which goes */
+	f.s.usage[WR] = 2 * MiB;
+	for (int p = 0; p < 6 && f.st.demand[CPU] < base; p++)
+		trim_period(&f, 1);
+	assert_true(f.st.demand[CPU] >= base);
+	assert_int_equal(f.st.reasons & EST_CPU_TRIM, 0);
+	assert_near(f.st.trim_from, 0);
+}
+
 /* Unknown wait (cgroupfs), a thread that waits, or trim_step 1 (off):
  * never trimmed, probed as before. */
 static void test_cpu_trim_never(void **unused)
@@ -833,6 +876,7 @@ static void test_cpu_trim_step_to_use(void **unused)
 
 	(void)unused;
 	trim_first_step(&f);
+	f.cfg.trim_floor = 0.1; /* below the steps here (test_cpu_trim_floor) */
 	f.s.cpu_throttled_delta = 0;
 	for (int k = 0; k < 2; k++) {
 		d = f.st.demand[CPU];
@@ -1036,6 +1080,7 @@ int main(void)
 	    cmocka_unit_test(test_cpu_trim_ends),
 	    cmocka_unit_test(test_cpu_trim_never),
 	    cmocka_unit_test(test_cpu_trim_step_to_use),
+	    cmocka_unit_test(test_cpu_trim_floor),
 	    cmocka_unit_test(test_cpu_trim_stall),
 	    cmocka_unit_test(test_memory_pressure),
 	    cmocka_unit_test(test_declared_overrides),
