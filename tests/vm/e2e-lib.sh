@@ -244,23 +244,37 @@ e2e_measure() {
 # cpu_load N SECONDS: N busy threads (stress-ng).
 cpu_load() { exec stress-ng --cpu "$1" --cpu-method loop --timeout "${2}s" --quiet; }
 
+# fio_until SECONDS ARGS...: one fio run (time_based) for SECONDS, started
+# again for the time left if it fails: in a TCG guest on a busy host a job
+# can miss fio's own start-up deadline ("fio: job startup hung? exiting",
+# e2e-mix beside stress-ng --cpu 2: c's writer never wrote, and the suite
+# measured a mix without it). One run otherwise (fio's start-up costs
+# seconds under TCG).
+fio_until() {
+	local end=$((SECONDS + $1)) left
+	shift
+	while left=$((end - SECONDS)) && ((left > 0)); do
+		fio "$@" --time_based --runtime="$left" --output=/dev/null && return 0
+		echo "fio_until: fio exited $?, started again for ${left}s" >&2
+		sleep 1
+	done
+}
+
 # io_load JOBS IODEPTH SECONDS OFFSET_MIB [BS]: fio, O_DIRECT writes of BS
 # (default 1M) blocks, JOBS processes at IODEPTH (libaio), each looping over
 # its own 16 MiB slice of the scratch disk from OFFSET_MIB, for SECONDS.
-# One exec for the whole load (fio's start-up costs seconds under TCG).
 io_load() {
-	exec fio --name=load --filename="$SCRATCH" --rw=write --bs="${5:-1M}" --direct=1 \
+	fio_until "$3" --name=load --filename="$SCRATCH" --rw=write --bs="${5:-1M}" --direct=1 \
 		--ioengine=libaio --iodepth="$2" --numjobs="$1" --size=16M --offset="${4}M" \
-		--offset_increment=16M --time_based --runtime="$3" --output=/dev/null
+		--offset_increment=16M
 }
 
 # rand_io RW IODEPTH SECONDS OFFSET_MIB: fio random O_DIRECT I/O (RW: randread
 # or randwrite) of $RAND_BS blocks (default 256 KiB) over a 64 MiB slice of
 # the scratch disk at IODEPTH (libaio).
 rand_io() {
-	exec fio --name=load --filename="$SCRATCH" --rw="$1" --bs=${RAND_BS:-256k} --direct=1 \
-		--ioengine=libaio --iodepth="$2" --size=64M --offset="${4}M" \
-		--time_based --runtime="$3" --output=/dev/null
+	fio_until "$3" --name=load --filename="$SCRATCH" --rw="$1" --bs=${RAND_BS:-256k} \
+		--direct=1 --ioengine=libaio --iodepth="$2" --size=64M --offset="${4}M"
 }
 
 # e2e_cpu_disk_mix SECONDS: the two-bottleneck mix of e2e tests 5 and 8 in
