@@ -248,20 +248,6 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
  * a while). */
 #define TRIM_BITE_PERIODS 6 /* a step reaches cpu.max and shows a few periods late */
 
-/* out->trim_from (estimate.h, trim_floor): the CPU estimate before the
- * trim, taken when a trim starts without one, else carried; est_update
- * drops it once a period out of the trim has the estimate back there. */
-static void trim_base(const struct fs_resources *res, const struct est_state *prev, bool trim,
-		      struct est_state *out)
-{
-	const int c = fs_resources_find(res, FS_RES_CPU);
-	const double from = prev ? prev->trim_from : 0;
-
-	out->trim_from = from;
-	if (trim && prev && !(from > 0) && c >= 0)
-		out->trim_from = prev->demand[c];
-}
-
 static void update_trim(const struct fs_resources *res, const struct est_config *cfg,
 			const struct est_sample *s, const struct est_state *prev,
 			struct est_state *out, bool *step, bool *keep, bool *bite)
@@ -295,7 +281,6 @@ static void update_trim(const struct fs_resources *res, const struct est_config 
 	}
 	if (*step || *keep || *bite)
 		out->reasons |= EST_CPU_TRIM;
-	trim_base(res, prev, *step || *keep || *bite, out);
 	out->trim_hold = (unsigned char)(hold > UCHAR_MAX ? UCHAR_MAX : hold);
 	out->since_trim = (unsigned char)(since > UCHAR_MAX ? UCHAR_MAX : since);
 }
@@ -321,6 +306,7 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 	out.initialized = true;
 	out.reasons = held_back(res, cfg, sample, have_prev ? prev : NULL, &out);
 	update_trim(res, cfg, sample, have_prev ? prev : NULL, &out, &step, &keep, &bite);
+	out.trim_from = have_prev ? prev->trim_from : 0;
 	out.held_periods = out.reasons ? held_periods + 1 : 0;
 	for (size_t r = 0; r < res->n; r++) {
 		double p = have_prev ? prev->probe_r[r] : 1.0;
@@ -369,6 +355,10 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 							    : bite ? 1.0 / cfg->trim_step
 								   : 1.0);
 
+			/* trim_floor's base (estimate.h): taken when a trim
+			 * starts without one, kept until the estimate is back */
+			if (!(out.trim_from > 0))
+				out.trim_from = prev->demand[r];
 			d = step && !cpu_throttled(sample) ? fmin(d, trimmed) : trimmed;
 			d = fmax(d, out.trim_from * cfg->trim_floor);
 		}
