@@ -856,8 +856,8 @@ static bool fake_dir_may_have_moved(const struct cg_sampler *s, size_t t)
  * every 10 to 20 s (reprobe_at), as a safety net: that saves a path lookup
  * per tenant per period (fstatat: 4.5 us of ~23 us per tenant on 6.18 in a
  * VM). On a fake tree unlinked files stay readable; the path is looked at
- * there only when fake_dir_may_have_moved says so. 0 or -errno (-ENOENT: the cgroup does not
- * exist).
+ * there only when fake_dir_may_have_moved says so. 0 or -errno (-ENOENT:
+ * the cgroup does not exist).
  */
 static int tenant_open(struct cg_sampler *s, size_t t, uint64_t now_us, bool check)
 {

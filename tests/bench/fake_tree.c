@@ -326,7 +326,6 @@ static int make_procfs(const struct fake_tree *ft)
 
 /* <sys>/dev/block/MAJ:MIN -> a whole disk (no "partition", no "dm"), as
  * fs_conf_resolve_disk() walks it. */
-
 static int make_sysfs(const struct fake_tree *ft)
 {
 	char dev[PATH_MAX], path[PATH_MAX], text[32];
