@@ -30,7 +30,8 @@
  * Convergence: |projected gradient_r| <= tol * cap_r beyond the rounding
  * level of the usage sums (which for B_n >> x_n is eps * B_n, not eps * x_n).
  * Cost per Newton step: O(n m + n k^2 + k^3), k = resources not pinned at a
- * zero price (k <= m).
+ * zero price (k <= m). A cold solve of n >= 2048 items starts from the
+ * prices of a sixteenth of them (dual.c, sample_start).
  */
 #ifndef FAIRSHARE_DUAL_H
 #define FAIRSHARE_DUAL_H
@@ -63,6 +64,9 @@ struct fs_dual_stats {
 	int evals;     /* trial-point evaluations (line search) */
 	double pg;     /* final max_r |projected gradient_r| / cap_r */
 	double scaled; /* factor (<= 1) x was scaled by to make it exactly feasible */
+	/* Newton steps spent on the sampled start of a large cold solve
+	 * (dual.c, sample_start); 0: none was made. Not in newton. */
+	int sample_newton;
 };
 
 /*

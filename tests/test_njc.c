@@ -486,6 +486,32 @@ static void test_large_instance(void **state)
 	tu_instance_free(&in);
 }
 
+/* The dual's answer checked from scratch: feasible, every priced resource
+ * saturated, and x_n the response to its own price (scaled as reported). */
+static void assert_dual_kkt(const struct fs_dual_problem *dp, const double *lambda, const double *x,
+			    double scaled)
+{
+	const size_t n = dp->n, m = dp->m;
+
+	for (size_t j = 0; j < m; j++) {
+		double use = 0;
+		for (size_t i = 0; i < n; i++)
+			use += dp->a[i * m + j] * x[i];
+		assert_true(lambda[j] >= 0);
+		assert_true(use <= dp->cap[j] * (1 + 1e-12));
+		if (lambda[j] > 0)
+			assert_true(use >= dp->cap[j] * (1 - 1e-8));
+	}
+	for (size_t i = 0; i < n; i++) {
+		const double hi = dp->hi ? dp->hi[i] : INFINITY, B = dp->B ? dp->B[i] : 0;
+		double p = dp->offset ? dp->offset[i] : 0, want;
+		for (size_t j = 0; j < m; j++)
+			p += dp->a[i * m + j] * lambda[j];
+		want = p <= 0 ? hi : fmin(hi, fmax(0, dp->A[i] * pow(p, -1 / dp->alpha) - B));
+		assert_close(x[i], want * scaled, 1e-8);
+	}
+}
+
 /*
  * The dual solver on its own (policy/dual.c), over its whole response family
  * x_n(p) = clip(A p^(-1/alpha) - B, 0, hi) with price offsets, zero columns,
@@ -555,26 +581,91 @@ static void test_dual_kkt(void **state)
 			print_error("case %d: %d after %d Newton steps, %d sweeps\n", c, r,
 				    st.newton, st.fallback);
 		assert_int_equal(r, 0);
-		for (size_t j = 0; j < m; j++) {
-			double use = 0;
-			for (size_t i = 0; i < n; i++)
-				use += a[i * m + j] * x[i];
-			assert_true(lambda[j] >= 0);
-			assert_true(use <= cap[j] * (1 + 1e-12));
-			if (lambda[j] > 0)
-				assert_true(use >= cap[j] * (1 - 1e-8));
-		}
-		for (size_t i = 0; i < n; i++) {
-			double p = off[i], want;
-			for (size_t j = 0; j < m; j++)
-				p += a[i * m + j] * lambda[j];
-			want =
-			    p <= 0 ? hi[i] : fmin(hi[i], fmax(0, A[i] * pow(p, -1 / alpha) - B[i]));
-			assert_close(x[i], want * st.scaled, 1e-8);
-		}
+		assert_dual_kkt(&dp, lambda, x, st.scaled);
 		const struct fs_dual_options warm = {.tol = 1e-12, .warm = true};
 		assert_int_equal(fs_dual_solve(&dp, &warm, lambda, x, &st), 0);
 		assert_true(st.newton + st.fallback <= 2);
+		free(a);
+		free(x);
+		free(A);
+		free(B);
+		free(hi);
+		free(off);
+	}
+}
+
+/*
+ * Large cold solves start from the prices of a sample of the items
+ * (dual.c, sample_start): the answer must still meet the KKT conditions,
+ * over the response family and up to 8 resources, also where the sample's
+ * prices leave items unbounded (a resource only unsampled items use, which
+ * the start then prices itself: dual.c, price_unbounded).
+ */
+static void test_dual_sampled_start(void **state)
+{
+	(void)state;
+	static const double alphas[] = {1, 1, 2, 10};
+	struct tu_rng g;
+
+	tu_rng_seed(&g, 4242);
+	for (int c = 0; c < 16; c++) {
+		const size_t n = 2048 + (size_t)(tu_uniform(&g) * 4000);
+		const size_t m = 1 + (size_t)c % 8;
+		const double alpha = alphas[c % 4];
+		const bool lone = c % 4 == 3 && m > 1; /* resource m-1: see below */
+		double *a = calloc(n * m, sizeof(double)), *x = calloc(n, sizeof(double));
+		double *A = calloc(n, sizeof(double)), *B = calloc(n, sizeof(double));
+		double *hi = calloc(n, sizeof(double)), *off = calloc(n, sizeof(double));
+		double cap[8], lambda[8] = {0};
+		struct fs_dual_stats st;
+		int r;
+
+		assert_non_null(a);
+		assert_non_null(x);
+		assert_non_null(A);
+		assert_non_null(B);
+		assert_non_null(hi);
+		assert_non_null(off);
+		for (size_t j = 0; j < m; j++)
+			cap[j] = (double)n * (0.05 + 0.2 * tu_uniform(&g));
+		for (size_t i = 0; i < n; i++) {
+			for (size_t j = 0; j < m; j++)
+				a[i * m + j] = tu_uniform(&g) < 0.3 ? 0 : tu_uniform(&g);
+			a[i * m] += 0.01; /* every item demands something */
+			A[i] = pow(10, -1 + 2 * tu_uniform(&g));
+			B[i] = c % 2 ? 0 : 0.1 * tu_uniform(&g);
+			hi[i] = tu_uniform(&g) < 0.85 ? 1 + floor(4 * tu_uniform(&g)) : INFINITY;
+			off[i] = tu_uniform(&g) < 0.2 ? 0.1 * tu_uniform(&g) : 0;
+			if (lone)
+				a[i * m + m - 1] = 0;
+		}
+		/* Items 1 and 2 of every 16 alone demand resource m-1, 0.5 each,
+		 * 8 times the mean (none joins the sample for its size), and the
+		 * sample takes items 0, 16, 32, ...: it prices m-1 at 0, where
+		 * the uncapped ones among them are unbounded. */
+		for (size_t i = 0; lone && i < n; i++)
+			if (i % 16 == 1 || i % 16 == 2) {
+				memset(&a[i * m], 0, m * sizeof(double));
+				a[i * m + m - 1] = 0.5;
+				hi[i] = i % 16 == 1 ? INFINITY : hi[i];
+			}
+		const struct fs_dual_problem dp = {.n = n,
+						   .m = m,
+						   .a = a,
+						   .cap = cap,
+						   .alpha = alpha,
+						   .A = A,
+						   .B = B,
+						   .hi = hi,
+						   .offset = off};
+		const struct fs_dual_options o = {.tol = 1e-12};
+		r = fs_dual_solve(&dp, &o, lambda, x, &st);
+		if (r != 0)
+			print_error("case %d: %d after %d Newton steps, %d sweeps\n", c, r,
+				    st.newton, st.fallback);
+		assert_int_equal(r, 0);
+		assert_true(st.sample_newton > 0);
+		assert_dual_kkt(&dp, lambda, x, st.scaled);
 		free(a);
 		free(x);
 		free(A);
@@ -621,6 +712,7 @@ int main(void)
 	    cmocka_unit_test(test_random_sweep),
 	    cmocka_unit_test(test_large_instance),
 	    cmocka_unit_test(test_dual_kkt),
+	    cmocka_unit_test(test_dual_sampled_start),
 	    cmocka_unit_test(test_dual_rejects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
