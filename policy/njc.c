@@ -7,6 +7,7 @@
  */
 #include "policy.h"
 #include "dual.h"
+#include "psdsf_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,6 +17,7 @@
 
 struct njc_work {
 	size_t *item;		 /* [N] dual item index of a served tenant, or SIZE_MAX */
+	double *gamma;		 /* [N] fs_gamma on the pool, for fs_solution_finish_gamma */
 	size_t *res;		 /* [M] dual resource index, or SIZE_MAX */
 	double *a;		 /* [ns][mr] demand as a fraction of capacity (copy path) */
 	double *cap;		 /* [mr] = 1 (copy path) */
@@ -31,6 +33,7 @@ struct njc_work {
 static void work_free(struct njc_work *w)
 {
 	free(w->item);
+	free(w->gamma);
 	free(w->res);
 	free(w->a);
 	free(w->cap);
@@ -49,9 +52,10 @@ static int build(const struct fs_problem *p, struct njc_work *w)
 	bool direct = true;
 
 	w->item = malloc(N * sizeof(*w->item));
+	w->gamma = malloc(N * sizeof(*w->gamma));
 	w->res = malloc(M * sizeof(*w->res));
 	w->used = calloc(M, sizeof(*w->used));
-	if (!w->item || !w->res || !w->used)
+	if (!w->item || !w->gamma || !w->res || !w->used)
 		return -ENOMEM;
 	for (size_t r = 0; r < M; r++) {
 		w->res[r] = SIZE_MAX;
@@ -59,7 +63,8 @@ static int build(const struct fs_problem *p, struct njc_work *w)
 	}
 	for (size_t n = 0; n < N; n++) {
 		w->item[n] = SIZE_MAX;
-		if (fs_gamma(p, n, 0) <= 0)
+		w->gamma[n] = fs_gamma(p, n, 0);
+		if (w->gamma[n] <= 0)
 			continue;
 		w->item[n] = direct ? n : w->ns;
 		w->ns++;
@@ -230,7 +235,7 @@ int fs_solve_njc(const struct fs_problem *p, const struct fs_options *opt, struc
 	for (size_t n = 0; n < N; n++)
 		out->x[n] = w.item[n] == SIZE_MAX ? 0 : w.x[w.item[n]];
 	out->iterations = st.newton + st.fallback;
-	fs_solution_finish(out, p, tol);
+	fs_solution_finish_gamma(out, p, w.gamma, tol);
 	for (size_t n = 0; n < N; n++) {
 		const double cap = fs_max_tasks(p, n);
 		out->tenant[n].share = isfinite(cap) ? out->x[n] / cap : out->x[n];

@@ -176,6 +176,7 @@ void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
 	double *richest = calloc(K * M, sizeof(double));
 	double *vds = malloc(N * K * sizeof(double));
 	double *own_gamma = known_gamma ? NULL : malloc(N * K * sizeof(double));
+	bool *saturated = malloc(K * M * sizeof(bool));
 	const double *gamma = known_gamma ? known_gamma : own_gamma;
 
 	if (tol <= 0)
@@ -195,50 +196,64 @@ void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
 		s->tenant[n].capped =
 		    isfinite(fs_max_tasks(p, n)) && tot >= fs_max_tasks(p, n) * (1 - 1e3 * tol);
 	}
-	if (!used || !richest || !vds || !gamma)
+	if (!used || !richest || !vds || !gamma || !saturated)
 		goto out;
 	for (size_t i = 0; i < K * M; i++)
 		richest[i] = -INFINITY;
-	for (size_t n = 0; n < N; n++)
+	/* Row pointers and skipped zero cells: the same sums and maxima (a zero
+	 * cell adds 0 and holds nothing), at N = 10,000 a third of an NJC
+	 * solve's time outside its dual before. */
+	for (size_t n = 0; n < N; n++) {
+		const double *xn = s->x + n * K, *dn = p->demand + n * M, w = fs_weight(p, n);
 		for (size_t k = 0; k < K; k++) {
-			double g = gamma[n * K + k];
-			vds[n * K + k] = g > 0 ? s->tenant[n].total / (fs_weight(p, n) * g) : 0;
-			for (size_t r = 0; r < M; r++)
-				used[k * M + r] += s->x[n * K + k] * p->demand[n * M + r];
+			const double g = gamma[n * K + k], xk = xn[k];
+			const double v = g > 0 ? s->tenant[n].total / (w * g) : 0;
+			const double *ck = p->capacity + k * M;
+			double *uk = used + k * M, *rk = richest + k * M;
+			vds[n * K + k] = v;
+			if (xk == 0)
+				continue;
+			for (size_t r = 0; r < M; r++) {
+				uk[r] += xk * dn[r];
+				/* richest[k][r]: the largest weighted VDS among the
+				 * holders of r on k. */
+				if (xk * dn[r] > tol * ck[r] && v > rk[r])
+					rk[r] = v;
+			}
 		}
-	/* richest[k][r]: the largest weighted VDS among the holders of r on k. */
-	for (size_t m = 0; m < N; m++)
-		for (size_t k = 0; k < K; k++)
-			for (size_t r = 0; r < M; r++)
-				if (s->x[m * K + k] * p->demand[m * M + r] >
-				    tol * p->capacity[k * M + r])
-					richest[k * M + r] =
-					    fmax(richest[k * M + r], vds[m * K + k]);
+	}
+	for (size_t i = 0; i < K * M; i++)
+		saturated[i] = used[i] >= p->capacity[i] * (1 - 1e3 * tol);
 	/* Bottleneck on pool k: a saturated demanded resource where no other user
 	 * of it has a larger weighted VDS (Theorem 1); failing that, the saturated
 	 * demanded resource with the largest d/c. */
-	for (size_t n = 0; n < N; n++)
+	for (size_t n = 0; n < N; n++) {
+		const double *dn = p->demand + n * M;
 		for (size_t k = 0; k < K; k++) {
+			const double *ck = p->capacity + k * M, *rk = richest + k * M;
+			const bool *sk = saturated + k * M;
+			const double v = vds[n * K + k];
 			int best = FS_NO_RESOURCE, fallback = FS_NO_RESOURCE;
 			double fb_ratio = -1;
 			if (gamma[n * K + k] <= 0)
 				continue;
 			for (size_t r = 0; r < M && best < 0; r++) {
-				double c = p->capacity[k * M + r], d = p->demand[n * M + r];
-				if (d <= 0 || used[k * M + r] < c * (1 - 1e3 * tol))
+				if (dn[r] <= 0 || !sk[r])
 					continue;
-				if (d / c > fb_ratio) {
-					fb_ratio = d / c;
+				if (dn[r] / ck[r] > fb_ratio) {
+					fb_ratio = dn[r] / ck[r];
 					fallback = (int)r;
 				}
-				if (richest[k * M + r] <= vds[n * K + k] * (1 + 1e3 * tol) + tol)
+				if (rk[r] <= v * (1 + 1e3 * tol) + tol)
 					best = (int)r;
 			}
 			s->bottleneck[n * K + k] = best >= 0 ? best : fallback;
 		}
+	}
 out:
 	free(used);
 	free(richest);
 	free(vds);
 	free(own_gamma);
+	free(saturated);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal helpers shared by drf.c, psdsf.c and apf.c (not part of the public API). */
+/* Internal helpers shared by drf.c, psdsf.c, apf.c and njc.c (not part of the public API). */
 #ifndef FAIRSHARE_PSDSF_INTERNAL_H
 #define FAIRSHARE_PSDSF_INTERNAL_H
 
