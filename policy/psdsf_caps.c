@@ -296,8 +296,8 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 	s.rate = malloc(s.M * sizeof(double));
 	s.act = malloc((s.N * s.K + 1) * sizeof(size_t));
 	s.act_off = calloc(s.K + 1, sizeof(size_t));
-	if (!s.act || !s.act_off ||!s.gamma || !s.tot || !s.off || !s.slope || !s.room || !s.climbing || !s.bps ||
-	    !s.use || !s.rate) {
+	if (!s.act || !s.act_off || !s.gamma || !s.tot || !s.off || !s.slope || !s.room ||
+	    !s.climbing || !s.bps || !s.use || !s.rate) {
 		snprintf(err->msg, sizeof(err->msg), "out of memory for %zu tenants", s.N);
 		r = -ENOMEM;
 		goto out;

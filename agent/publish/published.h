@@ -30,13 +30,13 @@ struct fsd_tenant_pub {
 	double usage[FS_MAX_RES];
 	struct est_state est; /* est.demand = the demand given to the solver */
 	struct plan_tenant plan;
-	uint64_t drift_total;		 /* its files found changed by someone else (and
-					    written again) since the daemon started */
-	char template_name[FS_NAME_MAX]; /* made by [template.T]: T; else "" */
-	char login[FSD_LOGIN_MAX];	 /* a user slice's login name, else "" */
+	uint64_t drift_total;		  /* its files found changed by someone else (and
+					     written again) since the daemon started */
+	char template_name[FS_NAME_MAX];  /* made by [template.T]: T; else "" */
+	char login[FSD_LOGIN_MAX];	  /* a user slice's login name, else "" */
 	struct fs_backend_choice backend; /* who writes its cgroup, and why */
-	double fleet_weight;		 /* fleet mode: the weight the leader used; 0 none */
-	const char *fleet_weight_from;	 /* "fleet", "template", "host" (static) */
+	double fleet_weight;		  /* fleet mode: the weight the leader used; 0 none */
+	const char *fleet_weight_from;	  /* "fleet", "template", "host" (static) */
 };
 
 /* One file the daemon controls in a tenant, read when asked (explain). */
