@@ -894,9 +894,10 @@ out:
  * build, 20 seeds, idle host), full Newton steps median / worst and the
  * dual's CPU time median / worst: M = 4 5 / 12 -> 4 / 5 steps, 1.7 / 2.9
  * -> 1.2 / 1.9 ms; M = 8 5 / 12 (28 evaluations in the worst) -> 4 / 5
- * steps, 2.1 / 7.1 -> 1.6 / 2.5 ms. A stride alone (no heavy or unbounded
- * items added) left M = 4 at 9 steps in the worst, and seeds 8 (M = 4) and
- * 14 (M = 8) started cold: one uncapped tenant the sample left unbounded.
+ * steps, 2.1 / 7.1 -> 1.6 / 2.5 ms. From a stride alone seeds 8 (M = 4)
+ * and 14 (M = 8) started cold (one uncapped tenant the sample left
+ * unbounded: 12 steps); with the unbounded items but not the heavy ones
+ * M = 4 still took 9 steps in the worst.
  */
 int fs_dual_solve(const struct fs_dual_problem *dp, const struct fs_dual_options *o, double *lambda,
 		  double *x, struct fs_dual_stats *stats)
