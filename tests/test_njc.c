@@ -512,6 +512,67 @@ static void assert_dual_kkt(const struct fs_dual_problem *dp, const double *lamb
 	}
 }
 
+/* One random instance of the dual's response family (test_dual_*). */
+struct dual_case {
+	size_t n, m;
+	double alpha;
+	double *a, *x, *A, *B, *hi, *off; /* [n][m], then [n] each */
+	double cap[8], lambda[8];
+	struct fs_dual_stats st;
+};
+
+static void dual_case_alloc(struct dual_case *d, size_t n, size_t m, double alpha)
+{
+	assert_true(m <= 8);
+	*d = (struct dual_case){.n = n, .m = m, .alpha = alpha};
+	d->a = calloc(n * m, sizeof(double));
+	d->x = calloc(n, sizeof(double));
+	d->A = calloc(n, sizeof(double));
+	d->B = calloc(n, sizeof(double));
+	d->hi = calloc(n, sizeof(double));
+	d->off = calloc(n, sizeof(double));
+	assert_true(d->a && d->x && d->A && d->B && d->hi && d->off);
+}
+
+static struct fs_dual_problem dual_case_problem(const struct dual_case *d)
+{
+	return (struct fs_dual_problem){.n = d->n,
+					.m = d->m,
+					.a = d->a,
+					.cap = d->cap,
+					.alpha = d->alpha,
+					.A = d->A,
+					.B = d->B,
+					.hi = d->hi,
+					.offset = d->off};
+}
+
+/* Solves case c cold to 1e-12 and checks the answer's KKT conditions. */
+static void dual_case_solve(struct dual_case *d, int c)
+{
+	const struct fs_dual_problem dp = dual_case_problem(d);
+	const struct fs_dual_options o = {.tol = 1e-12};
+	int r;
+
+	memset(d->lambda, 0, sizeof(d->lambda));
+	r = fs_dual_solve(&dp, &o, d->lambda, d->x, &d->st);
+	if (r != 0)
+		print_error("case %d: %d after %d Newton steps, %d sweeps\n", c, r, d->st.newton,
+			    d->st.fallback);
+	assert_int_equal(r, 0);
+	assert_dual_kkt(&dp, d->lambda, d->x, d->st.scaled);
+}
+
+static void dual_case_free(struct dual_case *d)
+{
+	free(d->a);
+	free(d->x);
+	free(d->A);
+	free(d->B);
+	free(d->hi);
+	free(d->off);
+}
+
 /*
  * The dual solver on its own (policy/dual.c), over its whole response family
  * x_n(p) = clip(A p^(-1/alpha) - B, 0, hi) with price offsets, zero columns,
@@ -531,66 +592,37 @@ static void test_dual_kkt(void **state)
 	for (int c = 0; c < 600; c++) {
 		const size_t n = 1 + (size_t)(tu_uniform(&g) * (c % 10 ? 8 : 200));
 		const size_t m = 1 + (size_t)(tu_uniform(&g) * 6);
-		const double alpha = alphas[c % 6];
 		const int style = c % 3;
-		double *a = calloc(n * m, sizeof(double)), *x = calloc(n, sizeof(double));
-		double *A = calloc(n, sizeof(double)), *B = calloc(n, sizeof(double));
-		double *hi = calloc(n, sizeof(double)), *off = calloc(n, sizeof(double));
-		double cap[6], lambda[6] = {0};
-		struct fs_dual_stats st;
-		int r;
+		struct dual_case d;
 
-		assert_non_null(a);
-		assert_non_null(x);
-		assert_non_null(A);
-		assert_non_null(B);
-		assert_non_null(hi);
-		assert_non_null(off);
+		dual_case_alloc(&d, n, m, alphas[c % 6]);
 		for (size_t j = 0; j < m; j++)
-			cap[j] = 0.5 + tu_uniform(&g);
+			d.cap[j] = 0.5 + tu_uniform(&g);
 		for (size_t i = 0; i < n; i++) {
 			bool any = false;
 			for (size_t j = 0; j < m; j++) {
 				double v = tu_uniform(&g) < 0.3 ? 0 : tu_uniform(&g);
 				if (style == 2 && j > 0) /* collinear columns */
-					v = a[i * m] * (double)(1 + j % 2);
-				a[i * m + j] = v;
+					v = d.a[i * m] * (double)(1 + j % 2);
+				d.a[i * m + j] = v;
 				any |= v > 0;
 			}
 			if (!any)
-				a[i * m] = 0.5;
-			A[i] = pow(10, -2 + 4 * tu_uniform(&g));
-			B[i] = style == 1 || tu_uniform(&g) < 0.5
-				   ? 0
-				   : pow(10, -2 + 3 * tu_uniform(&g));
-			hi[i] = tu_uniform(&g) < 0.4 ? pow(10, -2 + 3 * tu_uniform(&g)) : INFINITY;
-			off[i] = tu_uniform(&g) < 0.2 ? tu_uniform(&g) : 0;
+				d.a[i * m] = 0.5;
+			d.A[i] = pow(10, -2 + 4 * tu_uniform(&g));
+			d.B[i] = style == 1 || tu_uniform(&g) < 0.5
+				     ? 0
+				     : pow(10, -2 + 3 * tu_uniform(&g));
+			d.hi[i] =
+			    tu_uniform(&g) < 0.4 ? pow(10, -2 + 3 * tu_uniform(&g)) : INFINITY;
+			d.off[i] = tu_uniform(&g) < 0.2 ? tu_uniform(&g) : 0;
 		}
-		const struct fs_dual_problem dp = {.n = n,
-						   .m = m,
-						   .a = a,
-						   .cap = cap,
-						   .alpha = alpha,
-						   .A = A,
-						   .B = B,
-						   .hi = hi,
-						   .offset = off};
-		const struct fs_dual_options o = {.tol = 1e-12};
-		r = fs_dual_solve(&dp, &o, lambda, x, &st);
-		if (r != 0)
-			print_error("case %d: %d after %d Newton steps, %d sweeps\n", c, r,
-				    st.newton, st.fallback);
-		assert_int_equal(r, 0);
-		assert_dual_kkt(&dp, lambda, x, st.scaled);
+		dual_case_solve(&d, c);
+		const struct fs_dual_problem dp = dual_case_problem(&d);
 		const struct fs_dual_options warm = {.tol = 1e-12, .warm = true};
-		assert_int_equal(fs_dual_solve(&dp, &warm, lambda, x, &st), 0);
-		assert_true(st.newton + st.fallback <= 2);
-		free(a);
-		free(x);
-		free(A);
-		free(B);
-		free(hi);
-		free(off);
+		assert_int_equal(fs_dual_solve(&dp, &warm, d.lambda, d.x, &d.st), 0);
+		assert_true(d.st.newton + d.st.fallback <= 2);
+		dual_case_free(&d);
 	}
 }
 
@@ -611,33 +643,22 @@ static void test_dual_sampled_start(void **state)
 	for (int c = 0; c < 16; c++) {
 		const size_t n = 2048 + (size_t)(tu_uniform(&g) * 4000);
 		const size_t m = 1 + (size_t)c % 8;
-		const double alpha = alphas[c % 4];
 		const bool lone = c % 4 == 3 && m > 1; /* resource m-1: see below */
-		double *a = calloc(n * m, sizeof(double)), *x = calloc(n, sizeof(double));
-		double *A = calloc(n, sizeof(double)), *B = calloc(n, sizeof(double));
-		double *hi = calloc(n, sizeof(double)), *off = calloc(n, sizeof(double));
-		double cap[8], lambda[8] = {0};
-		struct fs_dual_stats st;
-		int r;
+		struct dual_case d;
 
-		assert_non_null(a);
-		assert_non_null(x);
-		assert_non_null(A);
-		assert_non_null(B);
-		assert_non_null(hi);
-		assert_non_null(off);
+		dual_case_alloc(&d, n, m, alphas[c % 4]);
 		for (size_t j = 0; j < m; j++)
-			cap[j] = (double)n * (0.05 + 0.2 * tu_uniform(&g));
+			d.cap[j] = (double)n * (0.05 + 0.2 * tu_uniform(&g));
 		for (size_t i = 0; i < n; i++) {
 			for (size_t j = 0; j < m; j++)
-				a[i * m + j] = tu_uniform(&g) < 0.3 ? 0 : tu_uniform(&g);
-			a[i * m] += 0.01; /* every item demands something */
-			A[i] = pow(10, -1 + 2 * tu_uniform(&g));
-			B[i] = c % 2 ? 0 : 0.1 * tu_uniform(&g);
-			hi[i] = tu_uniform(&g) < 0.85 ? 1 + floor(4 * tu_uniform(&g)) : INFINITY;
-			off[i] = tu_uniform(&g) < 0.2 ? 0.1 * tu_uniform(&g) : 0;
+				d.a[i * m + j] = tu_uniform(&g) < 0.3 ? 0 : tu_uniform(&g);
+			d.a[i * m] += 0.01; /* every item demands something */
+			d.A[i] = pow(10, -1 + 2 * tu_uniform(&g));
+			d.B[i] = c % 2 ? 0 : 0.1 * tu_uniform(&g);
+			d.hi[i] = tu_uniform(&g) < 0.85 ? 1 + floor(4 * tu_uniform(&g)) : INFINITY;
+			d.off[i] = tu_uniform(&g) < 0.2 ? 0.1 * tu_uniform(&g) : 0;
 			if (lone)
-				a[i * m + m - 1] = 0;
+				d.a[i * m + m - 1] = 0;
 		}
 		/* Items 1 and 2 of every 16 alone demand resource m-1, 0.5 each,
 		 * 8 times the mean (none joins the sample for its size), and the
@@ -645,33 +666,13 @@ static void test_dual_sampled_start(void **state)
 		 * the uncapped ones among them are unbounded. */
 		for (size_t i = 0; lone && i < n; i++)
 			if (i % 16 == 1 || i % 16 == 2) {
-				memset(&a[i * m], 0, m * sizeof(double));
-				a[i * m + m - 1] = 0.5;
-				hi[i] = i % 16 == 1 ? INFINITY : hi[i];
+				memset(&d.a[i * m], 0, m * sizeof(double));
+				d.a[i * m + m - 1] = 0.5;
+				d.hi[i] = i % 16 == 1 ? INFINITY : d.hi[i];
 			}
-		const struct fs_dual_problem dp = {.n = n,
-						   .m = m,
-						   .a = a,
-						   .cap = cap,
-						   .alpha = alpha,
-						   .A = A,
-						   .B = B,
-						   .hi = hi,
-						   .offset = off};
-		const struct fs_dual_options o = {.tol = 1e-12};
-		r = fs_dual_solve(&dp, &o, lambda, x, &st);
-		if (r != 0)
-			print_error("case %d: %d after %d Newton steps, %d sweeps\n", c, r,
-				    st.newton, st.fallback);
-		assert_int_equal(r, 0);
-		assert_true(st.sample_newton > 0);
-		assert_dual_kkt(&dp, lambda, x, st.scaled);
-		free(a);
-		free(x);
-		free(A);
-		free(B);
-		free(hi);
-		free(off);
+		dual_case_solve(&d, c);
+		assert_true(d.st.sample_newton > 0);
+		dual_case_free(&d);
 	}
 }
 
