@@ -645,7 +645,8 @@ static double make_feasible(const struct solver *s, double *x)
 	return scale;
 }
 
-/* The solver proper; fs_dual_solve below may choose its start first. */
+/* The solver proper, on checked input; fs_dual_solve below checks it and
+ * may choose its start first. */
 static int solve(const struct fs_dual_problem *dp, const struct fs_dual_options *o, double *lambda,
 		 double *x, struct fs_dual_stats *stats)
 {
@@ -657,9 +658,6 @@ static int solve(const struct fs_dual_problem *dp, const struct fs_dual_options 
 	bool converged = false;
 	int ret;
 
-	ret = check_input(dp);
-	if (ret < 0)
-		return ret;
 	s.beta = 1.0 / dp->alpha;
 	s.mu = MU_MIN;
 	s.st.scaled = 1;
@@ -904,10 +902,11 @@ int fs_dual_solve(const struct fs_dual_problem *dp, const struct fs_dual_options
 {
 	struct fs_dual_options so = o ? *o : (struct fs_dual_options){0};
 	struct fs_dual_stats st = {0};
-	int ret;
+	int ret = check_input(dp);
 
-	if (!so.warm && dp->n >= SAMPLE_MIN_N && check_input(dp) == 0 &&
-	    sample_start(dp, &so, lambda, &st))
+	if (ret < 0)
+		return ret;
+	if (!so.warm && dp->n >= SAMPLE_MIN_N && sample_start(dp, &so, lambda, &st))
 		so.warm = true;
 	ret = solve(dp, &so, lambda, x, stats);
 	if (stats)
