@@ -22,6 +22,11 @@
  * CPU-bound, some IO-bound, a few idle), outside the measured region. With
  * --idle PCT about PCT% of the tenants are idle instead of 10% (90: a login
  * node, where the sampler reads little more than cpu.stat of most).
+ * Before each steady period, unmeasured, --evict MiB (default 64) stream
+ * through the CPU caches (cache_sweep.h): on a shared host the tenants run
+ * between two periods, and back-to-back periods kept 100 tenants' data
+ * cached (x11-17 per 10x tenants from 100 to 1,000 that way, x9.7 with the
+ * sweep; the stages that grew were the sampler's preads).
  *
  * With --template the tenants are the matches of one [template.bench]
  * (issue 15: a login node's user slices) instead of one [tenant.X] each;
@@ -40,7 +45,7 @@
  *
  * Usage: fairshare-bench-period [--quick] [--sizes LIST] [--periods P]
  *                               [--seed S] [--seeds K] [--tmpdir DIR] [--keep]
- *                               [--template] [--churn K] [--idle PCT]
+ *                               [--template] [--churn K] [--idle PCT] [--evict MIB]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -56,6 +61,7 @@
 #include <unistd.h>
 
 #include "agent_conf.h"
+#include "cache_sweep.h"
 #include "fake_tree.h"
 #include "log.h"
 #include "daemon.h"
@@ -74,6 +80,9 @@
 #define TARGET_GROWTH	 12.0
 #define TARGET_START_MS	 2000.0
 #define RSS_GROWTH_SLACK 1.0 /* MiB: allocator noise allowed over the periods */
+/* MiB streamed through the caches between periods (cache_sweep.h): twice
+ * this machine's L3 (32 MiB), so none of the previous period's data is left */
+#define EVICT_MIB_DEFAULT 64
 
 static const char *const stage_names[FSD_STAGE__COUNT] = {"sample", "estimate", "plan", "apply",
 							  "publish"};
@@ -90,6 +99,7 @@ struct opts {
 	enum fake_conf conf; /* --template */
 	unsigned churn;	     /* --churn K: a tenant leaves or comes back every K periods */
 	double idle;	     /* --idle PCT / 100: share of idle tenants */
+	size_t evict_mib;    /* --evict MIB: cache_sweep.h before each steady period */
 };
 
 /* One run: one N, one seed. Times in ms, sizes in MiB. */
@@ -103,8 +113,9 @@ struct result {
 	double open_wall, first_wall;  /* the two parts of start_wall */
 	double steady_med, steady_max; /* fsd_daemon_cost total, periods 2..P */
 	double stage_med[FSD_STAGE__COUNT];
-	double proc_med; /* CLOCK_PROCESS_CPUTIME_ID around fsd_daemon_period */
-	double wall_med; /* CLOCK_MONOTONIC around fsd_daemon_period */
+	double proc_med;   /* CLOCK_PROCESS_CPUTIME_ID around fsd_daemon_period */
+	double wall_med;   /* CLOCK_MONOTONIC around fsd_daemon_period */
+	double writes_med; /* files the writer wrote per steady period */
 	double rss_first, rss_second, rss_last, rss_peak;
 	double rss_mid;			       /* after period mid_period(P) */
 	unsigned written_first;		       /* files written by the first period */
@@ -294,11 +305,12 @@ static unsigned check_churn(const struct opts *o, const struct fake_tree *ft,
 	return 1;
 }
 
-static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result *res)
+static int run_one(const struct opts *o, const struct cache_sweep *cs, size_t n, uint64_t seed,
+		   struct result *res)
 {
 	const unsigned steady = o->periods - 1;
 	double *tot = calloc(steady, sizeof(double)), *proc = calloc(steady, sizeof(double));
-	double *wall = calloc(steady, sizeof(double));
+	double *wall = calloc(steady, sizeof(double)), *writes = calloc(steady, sizeof(double));
 	double *cproc = calloc(steady, sizeof(double)), *cwall = calloc(steady, sizeof(double));
 	double *stage[FSD_STAGE__COUNT] = {NULL};
 	unsigned m = 0; /* steady periods without a churn */
@@ -312,7 +324,7 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 	memset(res, 0, sizeof(*res));
 	res->n = n;
 	res->seed = seed;
-	bool oom = !tot || !proc || !wall || !cproc || !cwall;
+	bool oom = !tot || !proc || !wall || !writes || !cproc || !cwall;
 
 	for (int s = 0; s < FSD_STAGE__COUNT; s++) {
 		stage[s] = calloc(steady, sizeof(double));
@@ -392,6 +404,11 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 			fprintf(stderr, "N=%zu: advancing the fake tree: %s\n", n, strerror(-r));
 			goto out_daemon;
 		}
+		r = cache_sweep_run(cs);
+		if (r < 0) {
+			fprintf(stderr, "N=%zu: cache sweep: %s\n", n, strerror(-r));
+			goto out_daemon;
+		}
 		w0 = now_ms(CLOCK_MONOTONIC);
 		c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
 		r = fsd_daemon_period(d, T0_US + (p + 2) * PERIOD_US);
@@ -415,6 +432,7 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 		c = fsd_daemon_cost(d);
 		proc[m] = pc;
 		wall[m] = pw;
+		writes[m] = fsd_daemon_published(d)->written;
 		tot[m] = cost_ms(c);
 		for (int s = 0; s < FSD_STAGE__COUNT; s++)
 			stage[s][m] = (double)c->ns[s] / 1e6;
@@ -427,6 +445,7 @@ static int run_one(const struct opts *o, size_t n, uint64_t seed, struct result 
 	res->steady_max = max_of(tot, m);
 	res->proc_med = median(proc, m);
 	res->wall_med = median(wall, m);
+	res->writes_med = median(writes, m);
 	for (int s = 0; s < FSD_STAGE__COUNT; s++)
 		res->stage_med[s] = median(stage[s], m);
 	res->churn_med = median(cproc, res->churns);
@@ -460,6 +479,7 @@ out_free:
 	free(tot);
 	free(proc);
 	free(wall);
+	free(writes);
 	free(cproc);
 	free(cwall);
 	for (int s = 0; s < FSD_STAGE__COUNT; s++)
@@ -479,6 +499,7 @@ enum col {
 	C_STAGE0, /* .. C_STAGE0 + FSD_STAGE__COUNT - 1 */
 	C_PROC = C_STAGE0 + FSD_STAGE__COUNT,
 	C_WALL,
+	C_WRITES,
 	C_RSS_FIRST,
 	C_RSS_SECOND,
 	C_RSS_LAST,
@@ -501,6 +522,8 @@ static double col(const struct result *r, int c)
 		return r->proc_med;
 	case C_WALL:
 		return r->wall_med;
+	case C_WRITES:
+		return r->writes_med;
 	case C_RSS_FIRST:
 		return r->rss_first;
 	case C_RSS_SECOND:
@@ -540,8 +563,8 @@ static void print_header(void)
 	printf("\n%7s %-6s %9s %9s %9s %9s", "N", "", "start_ms", "startcpu", "med_ms", "max_ms");
 	for (int s = 0; s < FSD_STAGE__COUNT; s++)
 		printf(" %9s", stage_names[s]);
-	printf(" %9s %9s %9s %9s %9s %9s\n", "proc_ms", "wall_ms", "rss1_MiB", "rss2_MiB",
-	       "rssP_MiB", "peak_MiB");
+	printf(" %9s %9s %9s %9s %9s %9s %9s\n", "proc_ms", "wall_ms", "writes", "rss1_MiB",
+	       "rss2_MiB", "rssP_MiB", "peak_MiB");
 }
 
 static void print_row(size_t n, const char *tag, const struct result *rs, unsigned k, bool worst)
@@ -553,7 +576,7 @@ static void print_row(size_t n, const char *tag, const struct result *rs, unsign
 	for (int c = 0; c < C__COUNT; c++) {
 		const double v = over_seeds(rs, k, c, worst);
 
-		if (c == C_START_WALL || c == C_START_CPU || c >= C_RSS_FIRST)
+		if (c == C_START_WALL || c == C_START_CPU || c == C_WRITES || c >= C_RSS_FIRST)
 			printf(" %9.1f", v);
 		else
 			printf(" %9.3f", v);
@@ -601,6 +624,7 @@ static void report(const struct opts *o, struct result (*rs)[MAX_SEEDS])
 	       "includes the solve);\n"
 	       "  proc_ms: median process CPU around fsd_daemon_period (cross-check), wall_ms: "
 	       "its median wall time;\n"
+	       "  writes: median number of files the writer wrote per steady period;\n"
 	       "  start_ms: wall time of fs_conf_load + fsd_daemon_open + the first period "
 	       "(saves every original), startcpu: its process CPU;\n"
 	       "  rss1/rss2/rssP: RSS after the first/second/last period (from the second on, "
@@ -752,7 +776,10 @@ static void usage(FILE *f)
 		"  --churn K     before every K-th steady period (K >= 2) one tenant's cgroup\n"
 		"                goes away or comes back; those periods are reported apart\n"
 		"  --idle PCT    about PCT%% of the tenants idle, the rest CPU-, IO-bound or\n"
-		"                both (default 10: a busy host; 90: a login node)\n");
+		"                both (default 10: a busy host; 90: a login node)\n"
+		"  --evict MIB   stream MIB MiB through the CPU caches before each steady\n"
+		"                period, unmeasured: the tenants' work in between (default 64;\n"
+		"                0: periods back to back, a small tree stays cached)\n");
 }
 
 static int parse_sizes(const char *s, struct opts *o)
@@ -778,12 +805,19 @@ static int parse_sizes(const char *s, struct opts *o)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"sizes", required_argument, NULL, 'n'},  {"periods", required_argument, NULL, 'p'},
-	    {"seed", required_argument, NULL, 's'},   {"seeds", required_argument, NULL, 'k'},
-	    {"quick", no_argument, NULL, 'q'},	      {"keep", no_argument, NULL, 'K'},
-	    {"tmpdir", required_argument, NULL, 'T'}, {"template", no_argument, NULL, 'M'},
-	    {"churn", required_argument, NULL, 'C'},  {"idle", required_argument, NULL, 'I'},
-	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
+	    {"sizes", required_argument, NULL, 'n'},
+	    {"periods", required_argument, NULL, 'p'},
+	    {"seed", required_argument, NULL, 's'},
+	    {"seeds", required_argument, NULL, 'k'},
+	    {"quick", no_argument, NULL, 'q'},
+	    {"keep", no_argument, NULL, 'K'},
+	    {"tmpdir", required_argument, NULL, 'T'},
+	    {"template", no_argument, NULL, 'M'},
+	    {"churn", required_argument, NULL, 'C'},
+	    {"idle", required_argument, NULL, 'I'},
+	    {"evict", required_argument, NULL, 'E'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	bool sizes_given = false, periods_given = false;
 	char *end;
@@ -794,7 +828,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			   .periods = 10,
 			   .seed = 1,
 			   .seeds = 1,
-			   .idle = FAKE_IDLE_DEFAULT};
+			   .idle = FAKE_IDLE_DEFAULT,
+			   .evict_mib = EVICT_MIB_DEFAULT};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -852,6 +887,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -EINVAL;
 			}
 			break;
+		case 'E':
+			o->evict_mib = (size_t)strtoul(optarg, &end, 10);
+			if (*end || !*optarg || o->evict_mib > 4096) {
+				fprintf(stderr, "bad --evict '%s' (0..4096 MiB)\n", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -892,8 +934,9 @@ static void print_nofile(void)
 int main(int argc, char **argv)
 {
 	static struct result rs[MAX_SIZES][MAX_SEEDS];
+	struct cache_sweep cs;
 	struct opts o;
-	int failures = 0;
+	int failures = 0, err;
 
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;
@@ -911,12 +954,25 @@ int main(int argc, char **argv)
 	printf(", about %.0f%% of the tenants idle", o.idle * 100);
 	printf(", trees in %s\n", o.base ? o.base : fake_tree_default_base());
 	print_nofile();
+	err = cache_sweep_open(&cs, o.base ? o.base : fake_tree_default_base(), o.evict_mib);
+	if (err < 0) {
+		fprintf(stderr, "cache sweep of %zu MiB: %s\n", o.evict_mib, strerror(-err));
+		return 1;
+	}
+	if (o.evict_mib)
+		printf("before each steady period (not measured) %zu MiB stream through the CPU "
+		       "caches: the tenants' work between two periods on a shared host "
+		       "(cache_sweep.h; --evict 0: periods back to back, a small tree's data "
+		       "stays cached)\n",
+		       o.evict_mib);
+	else
+		printf("periods back to back (--evict 0): a small tree's data stays cached\n");
 	fflush(stdout);
 	for (size_t i = 0; i < o.n_sizes; i++)
 		for (unsigned k = 0; k < o.seeds; k++) {
 			struct result *r = &rs[i][k];
 
-			if (run_one(&o, o.sizes[i], o.seed + k, r) < 0) {
+			if (run_one(&o, &cs, o.sizes[i], o.seed + k, r) < 0) {
 				failures++;
 				if (k)
 					rs[i][0].err = r->err; /* the row shows the error */
@@ -924,6 +980,7 @@ int main(int argc, char **argv)
 			if (o.quick)
 				failures += (int)r->checks_failed;
 		}
+	cache_sweep_close(&cs);
 	report(&o, rs);
 	report_churn(&o, rs);
 	if (failures)
