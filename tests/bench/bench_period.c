@@ -25,8 +25,9 @@
  * Before each steady period, unmeasured, --evict MiB (default 64) stream
  * through the CPU caches (cache_sweep.h): on a shared host the tenants run
  * between two periods, and back-to-back periods kept 100 tenants' data
- * cached (x11-17 per 10x tenants from 100 to 1,000 that way, x9.7 with the
- * sweep; the stages that grew were the sampler's preads).
+ * cached (x11-17 per 10x tenants from 100 to 1,000 that way, x7.9-9.1 with
+ * the sweep, busy host and login node; the stage that grew was the
+ * sampler's, its preads).
  *
  * With --template the tenants are the matches of one [template.bench]
  * (issue 15: a login node's user slices) instead of one [tenant.X] each;
