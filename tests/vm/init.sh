@@ -26,6 +26,20 @@ log() { echo "fsvm-init: $*"; }
 heartbeat_loop() {
 	echo "while :; do cut -d' ' -f1 /proc/uptime >$1/heartbeat.new && mv $1/heartbeat.new $1/heartbeat; sleep 5; done"
 }
+# tp_hold: the command that holds two no-op eBPF programs on each
+# tracepoint fairshared attaches to (bpf/tp_hold.bpf.c), pinned under
+# /sys/fs/bpf/fsvm-hold, or nothing (no such build, or FS_VM_TP_HOLD=0).
+# Why: under TCG the guest froze, 5 of 11 e2e-disk runs on 2026-11-28,
+# while its kernel patched its own text (text_poke_bp) as fairshared
+# attached or detached and a tracepoint went from 0 to 1 function or 1 to
+# 2 (its static key, its static call). With two held from boot, fairshared's
+# programs are a third and their removal leaves two: no patching. Both
+# phases of every suite run with the hold; it costs two empty program
+# calls per context switch and per bio.
+tp_hold() {
+	h=$FS_BUILD/bpf/fs-tp-hold
+	[ "${FS_VM_TP_HOLD:-1}" != 0 ] && [ -x "$1$h" ] && echo "$h /sys/fs/bpf/fsvm-hold"
+}
 # save_kallsyms DIR: the kernel's symbols, once per image (Debian's
 # /boot/System.map is a placeholder): the stall watch names a stopped
 # vCPU's RIP with them.
@@ -138,8 +152,20 @@ boot_systemd() {
 	Description=fsvm: the suite
 	Requires=basic.target
 	After=basic.target
-	Wants=fsvm-suite.service fsvm-heartbeat.service
+	Wants=fsvm-suite.service fsvm-heartbeat.service fsvm-tp-hold.service
 	AllowIsolate=yes
+	EOF
+	hold=$(tp_hold $N)
+	[ -z "$hold" ] || cat >$E/fsvm-tp-hold.service <<-EOF
+	[Unit]
+	Description=fsvm: no-op eBPF programs held on fairshared's tracepoints
+	DefaultDependencies=no
+	After=sys-fs-bpf.mount
+
+	[Service]
+	Type=oneshot
+	RemainAfterExit=yes
+	ExecStart=$hold
 	EOF
 	# The heartbeat as a unit (without it CI once waited the whole 600 s
 	# for a stopped systemd guest).
@@ -159,7 +185,7 @@ boot_systemd() {
 	cat >$E/fsvm-suite.service <<-EOF
 	[Unit]
 	Description=fsvm: run suite $FS_SUITE
-	After=basic.target
+	After=basic.target fsvm-tp-hold.service
 	JobTimeoutSec=300
 	JobTimeoutAction=poweroff-force
 	SuccessAction=poweroff-force
@@ -254,6 +280,11 @@ in_chroot() {
 		HOME=/root TERM="${FS_VM_TERM:-dumb}" LANG=C.UTF-8 \
 		/bin/bash -c 'set -a; . /run/fsvm/env; set +a; cd /tmp; exec "$@"' fsvm "$@"
 }
+
+hold=$(tp_hold $R)
+if [ -n "$hold" ]; then
+	in_chroot $hold || log "tracepoint hold failed: fairshared's attach may patch kernel text"
+fi
 
 if [ "$FS_VM_SHELL" = before ]; then
 	log "shell (exit to run the suite)"
