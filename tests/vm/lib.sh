@@ -134,6 +134,17 @@ assert_eq() {
 	if [[ $2 == "$3" ]]; then t_ok "$1: $2"; else t_fail "$1: got '$2', want '$3'"; fi
 }
 
+# t_tp_hold: the boot's tracepoint hold (init.sh, tp_hold) is in place when
+# this build has fs-tp-hold: its four links pinned, its programs loaded.
+t_tp_hold() {
+	[[ -x $FS_BUILD/bpf/fs-tp-hold && ${FS_VM_TP_HOLD:-1} != 0 ]] || return 0
+	assert_eq "tracepoint hold: 4 links pinned" \
+		"$(find /sys/fs/bpf/fsvm-hold -mindepth 1 2>/dev/null | wc -l)" 4
+	command -v bpftool >/dev/null &&
+		assert_eq "tracepoint hold: 4 programs loaded" \
+			"$(bpftool prog show | grep -cE 'name fs_hold_(switch|bio)_')" 4
+}
+
 # calc EXPR: floating-point arithmetic (awk), 4 significant digits.
 calc() { awk "BEGIN { v = $*; printf \"%.4g\n\", v }"; }
 

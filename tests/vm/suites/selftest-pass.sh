@@ -16,4 +16,5 @@ done
 t_check "/tmp writable" touch /tmp/x
 t_check "output dir writable" touch "$FS_OUT/selftest-pass.touch"
 t_check "bash process substitution (/dev/fd)" cat <(echo ok)
+t_tp_hold
 t_done

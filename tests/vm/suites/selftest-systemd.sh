@@ -21,6 +21,7 @@ state=$(timeout 60 systemctl is-system-running --wait)
 t_note "system state: $state; failed units: $(systemctl --no-legend --plain list-units --state=failed | tr '\n' ' ')"
 t_check "system is running (no failed unit)" test "$state" = running
 t_note "$(systemd-analyze time 2>&1 | head -1)"
+t_tp_hold
 
 t_section "a transient unit in a user slice"
 cg=/sys/fs/cgroup/user.slice/user-4242.slice
