@@ -6,6 +6,8 @@
  * leaves two: neither changes the tracepoint's static key or static call,
  * so the guest's kernel never patches its own text for them. Under TCG
  * that patching (text_poke_bp) is where the guest froze.
+ * Four programs, not one attached twice: a tracepoint refuses the same
+ * program (the same function and data) a second time.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
