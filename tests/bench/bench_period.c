@@ -945,6 +945,7 @@ int main(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &o) < 0)
 		return 2;
+	const char *base = o.base ? o.base : fake_tree_default_base();
 	/* warnings and errors only; and never talk to a real service manager */
 	fsd_log_setup(LOG_WARNING, false);
 	unsetenv("NOTIFY_SOCKET");
@@ -957,9 +958,9 @@ int main(int argc, char **argv)
 	if (o.churn)
 		printf(", a tenant leaves or comes back every %u periods", o.churn);
 	printf(", about %.0f%% of the tenants idle", o.idle * 100);
-	printf(", trees in %s\n", o.base ? o.base : fake_tree_default_base());
+	printf(", trees in %s\n", base);
 	print_nofile();
-	err = cache_sweep_open(&cs, o.base ? o.base : fake_tree_default_base(), o.evict_mib);
+	err = cache_sweep_open(&cs, base, o.evict_mib);
 	if (err < 0) {
 		fprintf(stderr, "cache sweep of %zu MiB: %s\n", o.evict_mib, strerror(-err));
 		return 1;
