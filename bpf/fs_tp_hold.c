@@ -42,14 +42,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	r = fs_tp_hold__attach(skel);
-	if (!r)
-		r = pin(skel->links.fs_hold_switch_a, argv[1], "switch_a");
-	if (!r)
-		r = pin(skel->links.fs_hold_switch_b, argv[1], "switch_b");
-	if (!r)
-		r = pin(skel->links.fs_hold_bio_a, argv[1], "bio_a");
-	if (!r)
-		r = pin(skel->links.fs_hold_bio_b, argv[1], "bio_b");
+	if (!r) {
+		const struct {
+			struct bpf_link *link;
+			const char *name;
+		} pins[] = {
+		    {skel->links.fs_hold_switch_a, "switch_a"},
+		    {skel->links.fs_hold_switch_b, "switch_b"},
+		    {skel->links.fs_hold_bio_a, "bio_a"},
+		    {skel->links.fs_hold_bio_b, "bio_b"},
+		};
+
+		for (size_t i = 0; !r && i < sizeof(pins) / sizeof(pins[0]); i++)
+			r = pin(pins[i].link, argv[1], pins[i].name);
+	}
 	if (r)
 		fprintf(stderr, "fs-tp-hold: attach or pin in %s: %s\n", argv[1], strerror(-r));
 	/* the pinned links outlive this process (destroy only closes their fds) */
