@@ -88,7 +88,23 @@
  * instances, M = 4: N = 200, K = 8, seeds 1-8, 40-271 sweeps from it against
  * 54-241 from per-server DRF (fewer on 4 seeds, more on 4), plus 2.6-4.5 ms
  * for the interior point; N = 1000, K = 100, seeds 1-2, 1649 and 1431 sweeps
- * against 1112 and 1286 (4.2 and 3.3 s against 2.5 and 2.8).
+ * against 1112 and 1286 (4.2 and 3.3 s against 2.5 and 2.8). Nor a structure
+ * step (branch psdsf-finish): from a sweep's state, the nearest exact
+ * solution of that state's equations (each below-cap holder at its
+ * bottleneck's level, each capped tenant at its cap, each bottleneck at
+ * capacity; minimum-norm, dependent rows dropped, missed ties and negative
+ * entries leaving the structure). It is exact once the structure is right,
+ * but the structure is right only at the very end: N = 200, K = 8, M = 4,
+ * seed 1, its equations are consistent 2 sweeps before the last (of 241);
+ * at sweep 128 (move 6e-5) 2 of 86 rows still differ and the system is
+ * inconsistent. Tried every 1-4 sweeps below moves of 1e-2..1e-4, checked by
+ * the next sweep: seeds 1-6 took 165-302 / 53-74 / 61-76 / 45-78 / 51-72 /
+ * 104-130 sweeps against 241 / 54 / 81 / 71 / 63 / 116, and no less time.
+ * What the solutions look like (bench, seed 1): at N = 200, K = 8 one
+ * resource per pool saturates and 12 of 129 below-cap tenants are split;
+ * at N = 1000, K = 100, 111 of 400 resources saturate, 430 of 707 below-cap
+ * tenants are split (up to 17 pools), and the 293 capped tenants hold tasks
+ * on 18 pools each on average, where any affordable pool would do.
  */
 #include "psdsf_internal.h"
 
