@@ -21,10 +21,19 @@
  * errata 4: uniqueness is not established): seed 3 of sweep_uncapped gives
  * two allocations whose totals differ by up to 5e-5 gamma, both of which
  * pass fs_check_psdsf at 1e-9, and at solver tolerances 1e-9, 1e-11 and
- * 1e-13 alike. The bound is what the sweeps see, with a margin.
+ * 1e-13 alike. AGREE_POOLS is what the sweeps see, with a margin. The warm
+ * repair (psdsf_repair.c) keeps the previous structure and can land on
+ * another exact allocation: on seed 3 one whose totals differ from the
+ * cold ones by up to 2.1e-3 gamma, and which passes fs_check_psdsf at 1e-9
+ * (a cold solve at tolerance 1e-13 agrees with the default one to 2e-9, so
+ * the difference is not the cold solve's error). A warm answer further
+ * than AGREE_POOLS must therefore be exact at EXACT_TOL, and within
+ * AGREE_OTHER.
  */
 #define AGREE_ONE_POOL 1e-9
 #define AGREE_POOLS    1e-3
+#define AGREE_OTHER    1e-2
+#define EXACT_TOL      1e-9
 
 static void solve_ok(const struct fs_problem *p, const struct fs_warm_start *ws,
 		     struct fs_solution *s)
@@ -49,18 +58,6 @@ static void assert_certified(const struct fs_problem *p, const struct fs_solutio
 	if (!ok)
 		print_error("%s, seed %llu: %s\n", what, (unsigned long long)seed, why.msg);
 	assert_true(ok);
-}
-
-/* Multiplies each demand of count tenants (distinct) by a factor in [0.8, 1.2]. */
-static void perturb(struct tu_instance *in, struct tu_rng *g, size_t count)
-{
-	const size_t N = in->p.n_tenants, M = in->p.n_resources, stride = N / count;
-
-	for (size_t c = 0; c < count; c++) {
-		const size_t n = c * stride + tu_range(g, 0, stride - 1);
-		for (size_t r = 0; r < M; r++)
-			in->demand[n * M + r] *= 1 + 0.2 * (2 * tu_uniform(g) - 1);
-	}
 }
 
 static double largest_gamma(const struct fs_problem *p, size_t n)
@@ -88,7 +85,7 @@ static int warm_vs_cold(uint64_t seed, size_t n, size_t m, size_t k, unsigned fl
 	solve_ok(&in.p, NULL, &first);
 	assert_certified(&in.p, &first, "first", seed);
 	ws = fs_warm_start_of(&in.p, &first);
-	perturb(&in, &g, n / 100 ? n / 100 : 1);
+	tu_perturb(&in, &g, n / 100 ? n / 100 : 1);
 	solve_ok(&in.p, NULL, &cold);
 	solve_ok(&in.p, &ws, &warm);
 	assert_false(cold.warm);
@@ -97,12 +94,15 @@ static int warm_vs_cold(uint64_t seed, size_t n, size_t m, size_t k, unsigned fl
 	assert_certified(&in.p, &warm, "warm", seed);
 	/* One pool: PS-DSF is weighted DRF, unique. Several: see AGREE_POOLS. */
 	const double agree = k == 1 ? AGREE_ONE_POOL : AGREE_POOLS;
+	const bool exact = fs_check_psdsf(&in.p, warm.x, EXACT_TOL, NULL);
 	for (size_t t = 0; t < n && !(flags & TU_CAPS); t++) {
 		const double scale = largest_gamma(&in.p, t);
-		if (fabs(warm.tenant[t].total - cold.tenant[t].total) > agree * scale)
-			fail_msg("seed %llu tenant %zu: warm total %.12g, cold %.12g",
+		const double diff = fabs(warm.tenant[t].total - cold.tenant[t].total);
+		if (diff > agree * scale && (k == 1 || !exact || diff > AGREE_OTHER * scale))
+			fail_msg("seed %llu tenant %zu: warm total %.12g, cold %.12g (warm %s at "
+				 "%g)",
 				 (unsigned long long)seed, t, warm.tenant[t].total,
-				 cold.tenant[t].total);
+				 cold.tenant[t].total, exact ? "exact" : "not exact", EXACT_TOL);
 	}
 	*cold_it = cold.iterations;
 	const int it = warm.iterations;

@@ -132,3 +132,14 @@ size_t tu_range(struct tu_rng *g, size_t lo, size_t hi)
 {
 	return lo + (size_t)(tu_uniform(g) * (double)(hi - lo + 1));
 }
+
+void tu_perturb(struct tu_instance *in, struct tu_rng *g, size_t count)
+{
+	const size_t N = in->p.n_tenants, M = in->p.n_resources, stride = N / count;
+
+	for (size_t c = 0; c < count; c++) {
+		const size_t n = c * stride + tu_range(g, 0, stride - 1);
+		for (size_t r = 0; r < M; r++)
+			in->demand[n * M + r] *= 1 + 0.2 * (2 * tu_uniform(g) - 1);
+	}
+}

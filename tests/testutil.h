@@ -68,4 +68,8 @@ int tu_solve_rule(const struct fs_problem *p, tu_rule_fn fn, const struct fs_opt
 /* Random size in [lo, hi]. */
 size_t tu_range(struct tu_rng *g, size_t lo, size_t hi);
 
+/* Multiplies each demand of count tenants (distinct, count >= 1) by a factor
+ * in [0.8, 1.2]: the periodic change of the warm re-solve tests. */
+void tu_perturb(struct tu_instance *in, struct tu_rng *g, size_t count);
+
 #endif

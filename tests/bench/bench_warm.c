@@ -6,7 +6,9 @@
  * changed instance and a warm one (fs_solve_warm from the first solution).
  * Each time is the median CPU time (see cpu_now_ms) of the repetitions one
  * seed gets in a small budget; the table shows the median and the worst over the seeds, with the
- * iteration counts (psdsf: best-response sweeps + Algorithm-I rounds).
+ * iteration counts (psdsf: best-response sweeps + Algorithm-I rounds; a
+ * warm solve whose repair settled (psdsf_repair.c) counts the one sweep that
+ * confirms it, not the repair's rounds).
  * Both results must pass the Theorem-1 predicate; "diff" is the largest
  * difference of their totals per tenant, in units of the tenant's own scale
  * (max_tasks when finite, else its largest gamma), which need not be 0:

@@ -1,0 +1,867 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Warm repair of PS-DSF: an active-set method on the structure of the
+ * previous solution (issue 17's periodic case).
+ *
+ * A structure says which pools each tenant holds tasks on, which tenants
+ * are at their cap, which resources are saturated (have a water level
+ * lambda_{i,r}) and, for each below-cap holder, which level is its
+ * bottleneck. With it fixed, PS-DSF is linear (Theorem 1 with the
+ * structure's inequalities tight):
+ *
+ *   below-cap holder n on i:  tot_n = phi_n gamma_{n,i} lambda_{b(n,i)}
+ *   capped tenant n:          tot_n = max_tasks_n
+ *   level (i, r):             sum_n d_{n,r} x_{n,i} = c_{i,r}
+ *
+ * A below-cap tenant on several pools ties their levels in fixed ratios, so
+ * the levels fall into components, each a scale theta_c times known ratios
+ * (union-find); a tie that contradicts its component means the tenant
+ * cannot stay on both pools, and it leaves the one it values less. A tenant
+ * on one pool is a function of the scales (or its cap); the unknowns left
+ * are the entries of split tenants and the scales. The system is
+ * underdetermined (the splits of tenants of equal ratios, and of capped
+ * tenants, are not unique, which is what makes the sweeps drift): the
+ * repair takes the solution whose split entries are nearest the current
+ * ones in the stopping test's units (x / gamma), from the KKT system
+ * reduced onto the level rows and the scales (the tenant rows are diagonal
+ * there): a dense system of (levels + components) unknowns, 111 + 4 at
+ * N = 1000, K = 100 on the bench.
+ *
+ * A level that no below-cap holder sits at (idle: its pool is filled by
+ * capped tenants and holders bottlenecked elsewhere) keeps its capacity row
+ * but no scale; its level is its holders' largest share, which a below-cap
+ * tenant off the pool must reach, so it must stay.
+ *
+ * Then it checks what the equations do not say, and changes the structure
+ * wherever the solved point violates it, all at once: negative entries
+ * leave; a tenant past its cap becomes capped; a capped tenant leaves a
+ * pool whose level is below its share, and one that no pool lets reach
+ * its cap becomes below-cap; a below-cap tenant enters every pool it values
+ * above its total; a resource past its capacity gets a level (an idle one
+ * becomes active), just under the lowest share of a below-cap holder using
+ * it; an idle level under capacity goes; a level that comes out <= 0 (the
+ * rest of its pool's holders overfill its resource at their levels) drops
+ * just under the lowest of those; a pool where none of a below-cap
+ * tenant's resources has a level gives the fullest of them one. The
+ * bottlenecks are re-chosen (the lowest demanded level) every round. It
+ * stops when nothing changes: an exact PS-DSF point of this instance, up to
+ * rounding.
+ *
+ * It gives up (and restores x) when a change has nothing to act on (a
+ * level <= 0 with no other holder, a resource past capacity with no
+ * below-cap user), the system is singular, the changes grow (more than
+ * twice the first round's, plus 8: the structure runs away from x's
+ * instead of settling) or after max_iter rounds. Tried and not kept
+ * (branch psdsf-repair-exp): one event at a time along the segment to the
+ * solved point (a ratio test, as in a homotopy), which stalls on entries
+ * that reach 0 one by one and cycles on tenants that enter and leave the
+ * same pool; split entries weighted by their size (as in affine scaling);
+ * the scales weighted by the one-pool holders they move; a ridge on
+ * singular systems; the repair inside cold solves, every few sweeps (the
+ * median halves at K = 4..8, N = 200, the worst does not move). What it
+ * settles is in docs/policy-notes.md (issue 17).
+ */
+#include "psdsf_repair.h"
+
+#include "lu.h"
+#include "psdsf_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SAT_START 1e-7 /* used >= c (1 - SAT_START) in x: a saturated resource */
+#define CHECK_REL 1e-9 /* a violation of the solved point is real past this */
+
+struct repair {
+	const struct psdsf_state *st;
+	size_t N, K, M;
+	bool *hold;	       /* [N][K] */
+	size_t *nhold;	       /* [N] */
+	bool *capd;	       /* [N]: at its cap in the structure */
+	int *bneck;	       /* [N][K]: level of a below-cap holder, else -1 */
+	int *level_of;	       /* [K][M]: level index or -1 */
+	size_t *lv_pool;       /* [2 K M] (see new_level) */
+	size_t *lv_res;	       /* [2 K M] */
+	double *lam;	       /* [2 K M] */
+	bool *idle;	       /* [2 K M] */
+	size_t L;	       /* levels */
+	int *parent;	       /* [2 K M] union-find: lambda_v = ratio_v lambda_parent */
+	double *ratio;	       /* [2 K M] */
+	int *comp;	       /* [2 K M]: component of an active level, -1 for idle */
+	double *rho;	       /* [2 K M]: lambda_v / theta_comp */
+	size_t C;	       /* components */
+	int *map;	       /* [2 K M] scratch */
+	double *x0;	       /* [N][K] the point a solve starts from */
+	double *used;	       /* [K][M] */
+	double *S, *Ath;       /* [P][P], [L][C]; P = L + C */
+	double *rhs, *g;       /* [2 K M] */
+	size_t *piv;	       /* [2 K M] */
+	size_t *touched;       /* [2 K M] */
+	bool *mark;	       /* [2 K M] */
+	double *x_in, *tot_in; /* the entry state, restored on giving up */
+};
+
+/* The root of v and lambda_v / lambda_root, compressing v's path. */
+static void find(struct repair *r, int v, int *root, double *a)
+{
+	double acc = 1;
+	int u = v;
+
+	while (r->parent[u] != u) {
+		acc *= r->ratio[u];
+		u = r->parent[u];
+	}
+	if (u != v) {
+		r->parent[v] = u;
+		r->ratio[v] = acc;
+	}
+	*root = u;
+	*a = acc;
+}
+
+/*
+ * What pool i is worth to tenant n at the current levels: the total it
+ * would have there, phi gamma times its lowest demanded level (INFINITY
+ * when none of its resources has one), and that level in *best.
+ */
+static double value(const struct repair *r, size_t n, size_t i, int *best)
+{
+	const size_t M = r->M;
+	const double *d = r->st->p->demand;
+	double lo = INFINITY;
+	int arg = -1;
+
+	for (size_t q = 0; q < M; q++) {
+		const int v = r->level_of[i * M + q];
+		if (v >= 0 && d[n * M + q] > 0 && r->lam[v] < lo) {
+			lo = r->lam[v];
+			arg = v;
+		}
+	}
+	if (best)
+		*best = arg;
+	return arg < 0 ? INFINITY : r->st->phi[n] * r->st->gamma[n * r->K + i] * lo;
+}
+
+/*
+ * A level for resource q of pool i. The level arrays hold 2 K M: at most
+ * K M survive a round's mark_levels, and a round adds at most one per
+ * resource that had none; a level a round removes stays listed until then.
+ */
+static int new_level(struct repair *r, size_t i, size_t q, double lam)
+{
+	if (r->L == 2 * r->K * r->M)
+		return -1; /* not reached (see above); the callers give up */
+	const int v = (int)r->L++;
+
+	r->level_of[i * r->M + q] = v;
+	r->lv_pool[v] = i;
+	r->lv_res[v] = q;
+	r->lam[v] = lam;
+	r->idle[v] = false;
+	return v;
+}
+
+/* Holders, caps, use and levels of x (the previous solution). */
+static void init_structure(struct repair *r)
+{
+	const struct psdsf_state *st = r->st;
+	const size_t N = r->N, K = r->K, M = r->M;
+	const double *d = st->p->demand, *c = st->p->capacity;
+
+	for (size_t j = 0; j < K * M; j++)
+		r->level_of[j] = -1;
+	for (size_t n = 0; n < N; n++) {
+		r->capd[n] = fs_at_cap(st->tot[n], st->mt[n], st->tol);
+		for (size_t i = 0; i < K; i++) {
+			const size_t j = n * K + i;
+			r->hold[j] = st->gamma[j] > 0 && st->x[j] > 1e-3 * st->tol * st->gamma[j];
+			r->nhold[n] += r->hold[j];
+			if (r->hold[j])
+				for (size_t q = 0; q < M; q++)
+					r->used[i * M + q] += st->x[j] * d[n * M + q];
+		}
+	}
+	/* a saturated resource's level: the largest share of a below-cap holder */
+	for (size_t n = 0; n < N; n++) {
+		if (r->capd[n])
+			continue;
+		for (size_t i = 0; i < K; i++) {
+			if (!r->hold[n * K + i])
+				continue;
+			const double s = st->tot[n] / (st->phi[n] * st->gamma[n * K + i]);
+			for (size_t q = 0; q < M; q++) {
+				const size_t iq = i * M + q;
+				if (!(d[n * M + q] > 0) || !(c[iq] > 0) ||
+				    r->used[iq] < c[iq] * (1 - SAT_START))
+					continue;
+				if (r->level_of[iq] < 0)
+					new_level(r, i, q, s);
+				else
+					r->lam[r->level_of[iq]] = fmax(r->lam[r->level_of[iq]], s);
+			}
+		}
+	}
+}
+
+/* Of the resources n demands on pool i, the fullest (M when none). */
+static size_t fullest(const struct repair *r, size_t n, size_t i)
+{
+	const size_t M = r->M;
+	const double *d = r->st->p->demand, *c = r->st->p->capacity;
+	size_t best = M;
+
+	for (size_t q = 0; q < M; q++)
+		if (d[n * M + q] > 0 && c[i * M + q] > 0 &&
+		    (best == M ||
+		     r->used[i * M + q] / c[i * M + q] > r->used[i * M + best] / c[i * M + best]))
+			best = q;
+	return best;
+}
+
+/*
+ * Each below-cap holder's bottleneck: its lowest demanded level there. A
+ * holder none of whose resources has a level (its demand changed, or the
+ * level went) gives the fullest of them one. False when it has none.
+ */
+static bool assign_bottlenecks(struct repair *r)
+{
+	const size_t K = r->K;
+
+	for (size_t n = 0; n < r->N; n++)
+		for (size_t i = 0; i < K; i++) {
+			const size_t j = n * K + i;
+			r->bneck[j] = -1;
+			if (r->capd[n] || !r->hold[j])
+				continue;
+			value(r, n, i, &r->bneck[j]);
+			if (r->bneck[j] >= 0)
+				continue;
+			const size_t best = fullest(r, n, i);
+			if (best == r->M)
+				return false;
+			r->bneck[j] = new_level(r, i, best,
+						r->st->tot[n] / (r->st->phi[n] * r->st->gamma[j]));
+			if (r->bneck[j] < 0)
+				return false;
+		}
+	return true;
+}
+
+/* Drops levels no holder uses, marks idle the ones no bottleneck is at. */
+static void mark_levels(struct repair *r)
+{
+	const size_t K = r->K, M = r->M;
+	const double *d = r->st->p->demand;
+	int *map = r->map;
+	size_t L = 0;
+
+	/* -1: unused (dropped), 0: idle, 1: someone's bottleneck */
+	for (size_t v = 0; v < r->L; v++)
+		map[v] = -1;
+	for (size_t n = 0; n < r->N; n++)
+		for (size_t i = 0; i < K; i++)
+			if (r->hold[n * K + i])
+				for (size_t q = 0; q < M; q++) {
+					const int v = r->level_of[i * M + q];
+					if (v >= 0 && d[n * M + q] > 0 && map[v] < 0)
+						map[v] = 0;
+				}
+	for (size_t j = 0; j < r->N * K; j++)
+		if (r->bneck[j] >= 0)
+			map[r->bneck[j]] = 1;
+	for (size_t v = 0; v < r->L; v++) {
+		if (map[v] < 0) {
+			r->level_of[r->lv_pool[v] * M + r->lv_res[v]] = -1;
+			continue;
+		}
+		r->idle[L] = map[v] == 0;
+		map[v] = (int)L;
+		r->lv_pool[L] = r->lv_pool[v];
+		r->lv_res[L] = r->lv_res[v];
+		r->lam[L] = r->lam[v];
+		r->level_of[r->lv_pool[L] * M + r->lv_res[L]] = (int)L;
+		L++;
+	}
+	for (size_t j = 0; j < r->N * K; j++)
+		if (r->bneck[j] >= 0)
+			r->bneck[j] = map[r->bneck[j]];
+	r->L = L;
+}
+
+/*
+ * Ties of split below-cap tenants into components. A contradicted tie
+ * removes the tenant from the pool it values less and returns false (the
+ * caller starts over).
+ */
+static bool build_components(struct repair *r)
+{
+	const struct psdsf_state *st = r->st;
+	const size_t N = r->N, K = r->K;
+
+	for (size_t v = 0; v < r->L; v++) {
+		r->parent[v] = (int)v;
+		r->ratio[v] = 1;
+	}
+	for (size_t n = 0; n < N; n++) {
+		size_t first = K;
+		if (r->capd[n] || r->nhold[n] < 2)
+			continue;
+		for (size_t i = 0; i < K; i++) {
+			if (!r->hold[n * K + i])
+				continue;
+			if (first == K) {
+				first = i;
+				continue;
+			}
+			const int u = r->bneck[n * K + first], v = r->bneck[n * K + i];
+			/* lambda_v / lambda_u that the tie asks for */
+			const double want = st->gamma[n * K + first] / st->gamma[n * K + i];
+			int ru, rv;
+			double au, av;
+			find(r, u, &ru, &au);
+			find(r, v, &rv, &av);
+			if (ru != rv) {
+				r->parent[rv] = ru;
+				r->ratio[rv] = want * au / av;
+				continue;
+			}
+			if (fabs(av / au / want - 1) <= CHECK_REL)
+				continue;
+			const double vf = st->gamma[n * K + first] * r->lam[u],
+				     vi = st->gamma[n * K + i] * r->lam[v];
+			r->hold[n * K + (vf < vi ? first : i)] = false;
+			r->nhold[n]--;
+			return false;
+		}
+	}
+	r->C = 0;
+	for (size_t v = 0; v < r->L; v++)
+		r->comp[v] = -1;
+	for (size_t v = 0; v < r->L; v++) {
+		int root;
+		double a;
+		if (r->idle[v])
+			continue;
+		find(r, (int)v, &root, &a);
+		if (r->comp[root] < 0)
+			r->comp[root] = (int)r->C++;
+		r->rho[v] = a;
+	}
+	for (size_t v = 0; v < r->L; v++) {
+		int root;
+		double a;
+		if (r->idle[v])
+			continue;
+		find(r, (int)v, &root, &a);
+		r->comp[v] = r->comp[root];
+	}
+	return true;
+}
+
+/*
+ * Split tenant n's row of the reduced system: g_t over the level rows and
+ * the scales (its nonzeros listed in touched[0, *nt)), its diagonal
+ * D_t = sum gamma^2 over its entries, and its residual r_t.
+ */
+static void tenant_row(struct repair *r, size_t n, size_t *nt, double *Dt, double *rt)
+{
+	const struct psdsf_state *st = r->st;
+	const size_t K = r->K, M = r->M, L = r->L;
+	const double *d = st->p->demand;
+	double *g = r->g;
+	size_t first = K;
+
+	*nt = 0;
+	*Dt = 0;
+	*rt = r->capd[n] ? st->mt[n] : 0;
+	for (size_t i = 0; i < K; i++) {
+		const size_t j = n * K + i;
+		if (!r->hold[j])
+			continue;
+		if (first == K)
+			first = i;
+		const double w = st->gamma[j] * st->gamma[j];
+		*Dt += w;
+		*rt -= r->x0[j];
+		for (size_t q = 0; q < M; q++) {
+			const int v = r->level_of[i * M + q];
+			if (v < 0 || !(d[n * M + q] > 0))
+				continue;
+			if (!r->mark[v]) {
+				r->mark[v] = true;
+				r->touched[(*nt)++] = (size_t)v;
+			}
+			g[v] += w * d[n * M + q];
+		}
+	}
+	if (!r->capd[n]) {
+		const int b = r->bneck[n * K + first];
+		const size_t c = L + (size_t)r->comp[b];
+		if (!r->mark[c]) {
+			r->mark[c] = true;
+			r->touched[(*nt)++] = c;
+		}
+		g[c] -= st->phi[n] * st->gamma[n * K + first] * r->rho[b];
+	}
+}
+
+static void tenant_row_clear(struct repair *r, size_t nt)
+{
+	for (size_t a = 0; a < nt; a++) {
+		r->g[r->touched[a]] = 0;
+		r->mark[r->touched[a]] = false;
+	}
+}
+
+/*
+ * One solve for the current structure: minimise sum (x_j - x0_j)^2 /
+ * gamma_j^2 over the split entries, the scales free, subject to the
+ * structure's equations A_x x + A_theta theta = b. Its KKT system
+ * [[G, A_theta], [A_theta^T, 0]] [y; theta] = [b - A_x x0; 0], with
+ * G = A_x diag(gamma^2) A_x^T, is reduced onto the level rows and the
+ * scales by eliminating the tenant rows (G is diagonal on them); then
+ * x = x0 + diag(gamma^2) A_x^T y. Writes the point into st->x / st->tot and
+ * the levels into lam. Returns 0, 1 (singular) or -ENOMEM.
+ */
+static int solve_structure(struct repair *r)
+{
+	const struct psdsf_state *st = r->st;
+	const size_t N = r->N, K = r->K, M = r->M, L = r->L, C = r->C, P = L + C;
+	const double *d = st->p->demand;
+	double *rhs = r->rhs, *g = r->g;
+	double *S = realloc(r->S, (P * P + 1) * sizeof(double));
+
+	if (!S)
+		return -ENOMEM;
+	r->S = S;
+	double *Ath = realloc(r->Ath, (L * C + 1) * sizeof(double));
+	if (!Ath)
+		return -ENOMEM;
+	r->Ath = Ath;
+	memset(S, 0, P * P * sizeof(double));
+	memset(rhs, 0, P * sizeof(double));
+	memset(Ath, 0, L * C * sizeof(double));
+	for (size_t v = 0; v < L; v++)
+		rhs[v] = st->p->capacity[r->lv_pool[v] * M + r->lv_res[v]];
+	for (size_t n = 0; n < N; n++) {
+		if (!r->nhold[n])
+			continue;
+		if (r->nhold[n] == 1) {
+			/* a constant (capped) or phi gamma rho theta in the level rows */
+			size_t i = 0;
+			while (!r->hold[n * K + i])
+				i++;
+			const int b = r->bneck[n * K + i];
+			for (size_t q = 0; q < M; q++) {
+				const int v = r->level_of[i * M + q];
+				if (v < 0 || !(d[n * M + q] > 0))
+					continue;
+				if (r->capd[n])
+					rhs[v] -= d[n * M + q] * st->mt[n];
+				else
+					Ath[(size_t)v * C + (size_t)r->comp[b]] +=
+					    d[n * M + q] * st->phi[n] * st->gamma[n * K + i] *
+					    r->rho[b];
+			}
+			continue;
+		}
+		/* split: its entries' part of G on the level rows, r_V, and the
+		 * elimination of its row, - g_t g_t^T / D_t */
+		for (size_t i = 0; i < K; i++) {
+			const size_t j = n * K + i;
+			if (!r->hold[j])
+				continue;
+			const double w = st->gamma[j] * st->gamma[j];
+			for (size_t q = 0; q < M; q++) {
+				const int v = r->level_of[i * M + q];
+				if (v < 0 || !(d[n * M + q] > 0))
+					continue;
+				rhs[v] -= d[n * M + q] * r->x0[j];
+				for (size_t q2 = 0; q2 < M; q2++) {
+					const int v2 = r->level_of[i * M + q2];
+					if (v2 >= 0 && d[n * M + q2] > 0)
+						S[(size_t)v * P + (size_t)v2] +=
+						    w * d[n * M + q] * d[n * M + q2];
+				}
+			}
+		}
+		size_t nt;
+		double Dt, rt;
+		tenant_row(r, n, &nt, &Dt, &rt);
+		for (size_t a = 0; a < nt; a++) {
+			const size_t ia = r->touched[a];
+			rhs[ia] -= g[ia] * rt / Dt;
+			for (size_t b2 = 0; b2 < nt; b2++)
+				S[ia * P + r->touched[b2]] -= g[ia] * g[r->touched[b2]] / Dt;
+		}
+		tenant_row_clear(r, nt);
+	}
+	for (size_t v = 0; v < L; v++)
+		for (size_t c = 0; c < C; c++) {
+			S[v * P + L + c] += Ath[v * C + c];
+			S[(L + c) * P + v] += Ath[v * C + c];
+		}
+	/* An idle level whose row nothing the solve moves enters has no row. */
+	for (size_t v = 0; v < L; v++) {
+		bool any = false;
+		for (size_t b2 = 0; b2 < P && !any; b2++)
+			any = S[v * P + b2] != 0;
+		if (!any) {
+			S[v * P + v] = 1;
+			rhs[v] = 0;
+		}
+	}
+	if (fs_lu_factor(S, P, r->piv) < 0)
+		return 1;
+	fs_lu_solve(S, P, r->piv, rhs);
+	for (size_t v = 0; v < L; v++)
+		r->lam[v] = r->idle[v] ? 0 : r->rho[v] * rhs[L + (size_t)r->comp[v]];
+	for (size_t n = 0; n < N; n++) {
+		double t = 0, yt = 0;
+		if (r->nhold[n] >= 2) {
+			size_t nt;
+			double Dt, rt, gu = 0;
+			tenant_row(r, n, &nt, &Dt, &rt);
+			for (size_t a = 0; a < nt; a++)
+				gu += g[r->touched[a]] * rhs[r->touched[a]];
+			yt = (rt - gu) / Dt;
+			tenant_row_clear(r, nt);
+		}
+		for (size_t i = 0; i < K; i++) {
+			const size_t j = n * K + i;
+			double xv = 0;
+			if (r->hold[j] && r->nhold[n] >= 2) {
+				double s = yt;
+				for (size_t q = 0; q < M; q++) {
+					const int v = r->level_of[i * M + q];
+					if (v >= 0 && d[n * M + q] > 0)
+						s += d[n * M + q] * rhs[v];
+				}
+				xv = r->x0[j] + st->gamma[j] * st->gamma[j] * s;
+			} else if (r->hold[j]) {
+				xv = r->capd[n] ? st->mt[n]
+						: st->phi[n] * st->gamma[j] * r->lam[r->bneck[j]];
+			}
+			st->x[j] = xv;
+			t += xv;
+		}
+		st->tot[n] = t;
+	}
+	/* an idle level: its holders' largest share */
+	for (size_t n = 0; n < N; n++)
+		for (size_t i = 0; i < K; i++) {
+			const size_t j = n * K + i;
+			if (!r->hold[j])
+				continue;
+			const double share = st->tot[n] / (st->phi[n] * st->gamma[j]);
+			for (size_t q = 0; q < M; q++) {
+				const int v = r->level_of[i * M + q];
+				if (v >= 0 && r->idle[v] && d[n * M + q] > 0)
+					r->lam[v] = fmax(r->lam[v], share);
+			}
+		}
+	return 0;
+}
+
+/* A capped tenant's checks; returns its changes. */
+static int check_capped(struct repair *r, size_t n)
+{
+	const struct psdsf_state *st = r->st;
+	const size_t K = r->K;
+	const double mt = st->mt[n];
+	double best = 0;
+	size_t arg = K;
+	int changes = 0;
+
+	for (size_t i = 0; i < K; i++) {
+		const size_t j = n * K + i;
+		if (!(st->gamma[j] > 0))
+			continue;
+		const double v = value(r, n, i, NULL);
+		if (v > best) {
+			best = v;
+			arg = i;
+		}
+		/* its share there above the pool's level */
+		if (r->hold[j] && v < mt * (1 - CHECK_REL)) {
+			r->hold[j] = false;
+			r->nhold[n]--;
+			changes++;
+		}
+	}
+	if (best < mt * (1 - CHECK_REL)) { /* no pool lets it reach its cap */
+		r->capd[n] = false;
+		changes++;
+	}
+	if (!r->nhold[n] && arg < K) {
+		r->hold[n * K + arg] = true;
+		r->nhold[n]++;
+		changes++;
+	}
+	return changes;
+}
+
+/* A below-cap tenant's checks; returns its changes, or -1 (no level). */
+static int check_below_cap(struct repair *r, size_t n)
+{
+	const struct psdsf_state *st = r->st;
+	const size_t K = r->K;
+	const double tot = st->tot[n];
+	double best = 0;
+	size_t arg = K;
+	int changes = 0;
+
+	if (tot > st->mt[n] * (1 + CHECK_REL)) {
+		r->capd[n] = true;
+		return 1;
+	}
+	for (size_t i = 0; i < K; i++) {
+		const size_t j = n * K + i;
+		if (!(st->gamma[j] > 0))
+			continue;
+		int b;
+		double v = value(r, n, i, &b);
+		if (!isfinite(v)) {
+			/* it would grow on i without bound: the fullest resource it
+			 * demands there must stop it, at a level where i is worth
+			 * its total now */
+			const size_t q = fullest(r, n, i);
+			if (q == r->M)
+				return -1;
+			b = new_level(r, i, q, tot / (st->phi[n] * st->gamma[j]));
+			if (b < 0)
+				return -1;
+			v = tot;
+			changes++;
+		}
+		if (v > best) {
+			best = v;
+			arg = i;
+		}
+		/* its bottleneck overtaken by a lower level it demands there */
+		if (r->hold[j] && r->bneck[j] >= 0 && b != r->bneck[j] &&
+		    r->lam[b] < r->lam[r->bneck[j]] * (1 - CHECK_REL))
+			changes++;
+		if (!r->hold[j] && v > tot * (1 + CHECK_REL)) {
+			r->hold[j] = true;
+			r->nhold[n]++;
+			changes++;
+		}
+	}
+	if (!r->nhold[n] && arg < K) {
+		r->hold[n * K + arg] = true;
+		r->nhold[n]++;
+		changes++;
+	}
+	return changes;
+}
+
+/* The lowest share of a below-cap holder of resource q on pool i. */
+static double lowest_share(const struct repair *r, size_t i, size_t q)
+{
+	const struct psdsf_state *st = r->st;
+	const size_t K = r->K, M = r->M;
+	double lo = INFINITY;
+
+	for (size_t n = 0; n < r->N; n++)
+		if (r->hold[n * K + i] && !r->capd[n] && st->p->demand[n * M + q] > 0)
+			lo = fmin(lo, st->tot[n] / (st->phi[n] * st->gamma[n * K + i]));
+	return lo;
+}
+
+/*
+ * The checks of the top of the file on the point just solved, all at once.
+ * Returns the number of structure changes, or -1 when the point cannot be
+ * repaired here.
+ */
+static int apply_checks(struct repair *r)
+{
+	const struct psdsf_state *st = r->st;
+	const size_t N = r->N, K = r->K, M = r->M;
+	const double *d = st->p->demand, *c = st->p->capacity;
+	int changes = 0;
+
+	for (size_t v = 0; v < r->L; v++) {
+		if (r->lam[v] > 0)
+			continue;
+		/* The rest of the pool's holders fill the resource past capacity
+		 * at their levels: it must hold back more of them. The level goes
+		 * just under the lowest other level of a below-cap holder using
+		 * it, which the bottlenecks re-chosen next round then pick. */
+		const size_t i = r->lv_pool[v], q = r->lv_res[v];
+		double lo = INFINITY;
+		for (size_t n = 0; n < N; n++) {
+			const int b = r->bneck[n * K + i];
+			if (b >= 0 && b != (int)v && r->hold[n * K + i] && d[n * M + q] > 0)
+				lo = fmin(lo, r->lam[b]);
+		}
+		if (!(lo > 0) || !isfinite(lo))
+			return -1;
+		r->lam[v] = lo * (1 - 1e-6);
+		changes++;
+	}
+	if (changes)
+		return changes;
+	for (size_t n = 0; n < N; n++) {
+		for (size_t i = 0; i < K; i++) {
+			const size_t j = n * K + i;
+			if (r->hold[j] && st->x[j] < -CHECK_REL * st->gamma[j]) {
+				r->hold[j] = false;
+				r->nhold[n]--;
+				changes++;
+			}
+		}
+		const int ch = r->capd[n] ? check_capped(r, n) : check_below_cap(r, n);
+		if (ch < 0)
+			return -1;
+		changes += ch;
+	}
+	memset(r->used, 0, K * M * sizeof(double));
+	for (size_t n = 0; n < N; n++)
+		for (size_t i = 0; i < K; i++)
+			if (st->x[n * K + i] > 0)
+				for (size_t q = 0; q < M; q++)
+					r->used[i * M + q] += st->x[n * K + i] * d[n * M + q];
+	for (size_t iq = 0; iq < K * M; iq++) {
+		const int lv = r->level_of[iq];
+		const bool over = r->used[iq] > c[iq] * (1 + CHECK_REL);
+		if (lv >= 0 && !r->idle[lv])
+			continue;
+		if (lv >= 0 && !over) {
+			if (r->used[iq] < c[iq] * (1 - CHECK_REL)) {
+				r->level_of[iq] = -1; /* no longer saturated */
+				changes++;
+			}
+			continue;
+		}
+		if (!over)
+			continue;
+		/* past capacity: it must hold someone back, the lowest below-cap
+		 * user first (an idle level just under that one, so that the
+		 * bottlenecks re-chosen from the levels pick it) */
+		const double lo = lowest_share(r, iq / M, iq % M);
+		if (!isfinite(lo))
+			return -1;
+		if (lv >= 0)
+			r->lam[lv] = lo * (1 - 1e-6);
+		else if (new_level(r, iq / M, iq % M, lo) < 0)
+			return -1;
+		changes++;
+	}
+	return changes;
+}
+
+static void repair_free(struct repair *r)
+{
+	free(r->hold);
+	free(r->nhold);
+	free(r->capd);
+	free(r->bneck);
+	free(r->level_of);
+	free(r->lv_pool);
+	free(r->lv_res);
+	free(r->lam);
+	free(r->idle);
+	free(r->parent);
+	free(r->ratio);
+	free(r->comp);
+	free(r->rho);
+	free(r->map);
+	free(r->x0);
+	free(r->used);
+	free(r->S);
+	free(r->Ath);
+	free(r->rhs);
+	free(r->g);
+	free(r->piv);
+	free(r->touched);
+	free(r->mark);
+	free(r->x_in);
+	free(r->tot_in);
+}
+
+static int repair_alloc(struct repair *r)
+{
+	const size_t N = r->N, K = r->K, KM = r->K * r->M, LV = 2 * KM, P = 2 * KM;
+
+	r->hold = calloc(N * K, sizeof(bool));
+	r->nhold = calloc(N, sizeof(size_t));
+	r->capd = calloc(N, sizeof(bool));
+	r->bneck = calloc(N * K, sizeof(int));
+	r->level_of = calloc(KM, sizeof(int));
+	r->lv_pool = calloc(LV, sizeof(size_t));
+	r->lv_res = calloc(LV, sizeof(size_t));
+	r->lam = calloc(LV, sizeof(double));
+	r->idle = calloc(LV, sizeof(bool));
+	r->parent = calloc(LV, sizeof(int));
+	r->ratio = calloc(LV, sizeof(double));
+	r->comp = calloc(LV, sizeof(int));
+	r->rho = calloc(LV, sizeof(double));
+	r->map = calloc(LV, sizeof(int));
+	r->x0 = calloc(N * K, sizeof(double));
+	r->used = calloc(KM, sizeof(double));
+	r->rhs = calloc(P, sizeof(double));
+	r->g = calloc(P, sizeof(double));
+	r->piv = calloc(P, sizeof(size_t));
+	r->touched = calloc(P, sizeof(size_t));
+	r->mark = calloc(P, sizeof(bool));
+	r->x_in = calloc(N * K, sizeof(double));
+	r->tot_in = calloc(N, sizeof(double));
+	if (!r->hold || !r->nhold || !r->capd || !r->bneck || !r->level_of || !r->lv_pool ||
+	    !r->lv_res || !r->lam || !r->idle || !r->parent || !r->ratio || !r->comp || !r->rho ||
+	    !r->map || !r->x0 || !r->used || !r->rhs || !r->g || !r->piv || !r->touched ||
+	    !r->mark || !r->x_in || !r->tot_in)
+		return -ENOMEM;
+	return 0;
+}
+
+int psdsf_repair(const struct psdsf_state *st, int max_iter, int *iters)
+{
+	struct repair r = {.st = st, .N = st->N, .K = st->K, .M = st->M};
+	const size_t N = st->N, K = st->K;
+	int ret = repair_alloc(&r), it = 0, first_changes = 0;
+
+	*iters = 0;
+	if (ret < 0)
+		goto out;
+	memcpy(r.x_in, st->x, N * K * sizeof(double));
+	memcpy(r.tot_in, st->tot, N * sizeof(double));
+	init_structure(&r);
+	while (it < max_iter) {
+		it++;
+		/* a contradicted tie drops a hold, which can leave a level idle */
+		do {
+			if (!assign_bottlenecks(&r))
+				goto give_up;
+			mark_levels(&r);
+		} while (!build_components(&r));
+		memcpy(r.x0, st->x, N * K * sizeof(double));
+		ret = solve_structure(&r);
+		if (ret)
+			goto give_up;
+		const int changes = apply_checks(&r);
+		if (changes == 0) {
+			ret = 1;
+			goto out;
+		}
+		if (changes < 0)
+			goto give_up;
+		if (it == 1)
+			first_changes = changes;
+		else if (changes > 2 * first_changes + 8)
+			goto give_up; /* running away from x's structure */
+	}
+give_up:
+	memcpy(st->x, r.x_in, N * K * sizeof(double));
+	memcpy(st->tot, r.tot_in, N * sizeof(double));
+	ret = ret < 0 ? ret : 0;
+out:
+	*iters = it;
+	repair_free(&r);
+	return ret;
+}
