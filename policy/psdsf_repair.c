@@ -69,7 +69,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,7 +275,11 @@ static void mark_levels(struct repair *r)
 			map[r->bneck[j]] = 1;
 	for (size_t v = 0; v < r->L; v++) {
 		if (map[v] < 0) {
-			r->level_of[r->lv_pool[v] * M + r->lv_res[v]] = -1;
+			/* only if the slot is still v's: a level a round removed
+			 * may have been replaced there since */
+			int *slot = &r->level_of[r->lv_pool[v] * M + r->lv_res[v]];
+			if (*slot == (int)v)
+				*slot = -1;
 			continue;
 		}
 		r->idle[L] = map[v] == 0;
@@ -434,6 +437,12 @@ static int solve_structure(struct repair *r)
 	const size_t N = r->N, K = r->K, M = r->M, L = r->L, C = r->C, P = L + C;
 	const double *d = st->p->demand;
 	double *rhs = r->rhs, *g = r->g;
+
+	/* After mark_levels every level has its own (pool, resource), so
+	 * C <= L <= K M and P fits the 2 K M scratch arrays; say singular
+	 * rather than write past them should that ever not hold. */
+	if (P > 2 * K * M)
+		return 1;
 	double *S = realloc(r->S, (P * P + 1) * sizeof(double));
 
 	if (!S)
@@ -756,6 +765,23 @@ static int apply_checks(struct repair *r)
 	return changes;
 }
 
+/* Entries the checks let pass as rounding (above -CHECK_REL gamma) go to 0. */
+static void clamp_rounding(struct repair *r)
+{
+	const struct psdsf_state *st = r->st;
+
+	for (size_t n = 0; n < r->N; n++) {
+		double t = 0;
+		for (size_t i = 0; i < r->K; i++) {
+			double *x = &st->x[n * r->K + i];
+			if (*x < 0)
+				*x = 0;
+			t += *x;
+		}
+		st->tot[n] = t;
+	}
+}
+
 static void repair_free(struct repair *r)
 {
 	free(r->hold);
@@ -846,6 +872,7 @@ int psdsf_repair(const struct psdsf_state *st, int max_iter, int *iters)
 			goto give_up;
 		const int changes = apply_checks(&r);
 		if (changes == 0) {
+			clamp_rounding(&r);
 			ret = 1;
 			goto out;
 		}

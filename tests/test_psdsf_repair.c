@@ -207,9 +207,10 @@ static void sweep(size_t k_lo, size_t k_hi, int count, int at_least)
 
 /*
  * Measured: 11 of 20 (K 2-8) and 3 of 10 (K 10-16) repaired; the bounds
- * leave a margin of about two instances, so that a repair that stopped
- * repairing fails here. These instances have tenants that demand nothing
- * of some resources, which the repair gives up on more often than on
+ * leave a margin of two and of one instance, so that a repair that stopped
+ * repairing fails here (the seeds are fixed, but another compiler or libm
+ * can move the first solve's point and with it a count by one or two). These instances have tenants
+ * that demand nothing of some resources, which the repair gives up on more often than on
  * fairshare-bench's (192 of 200 at N = 200, K = 2..8).
  */
 static void sweep_small_k(void **state)
@@ -235,10 +236,17 @@ static void gives_up_cleanly(void **state)
 		int rounds;
 
 		case_open(&c, seed, 4, 8, 2);
-		if (psdsf_repair(&c.s.st, 1, &rounds) == 0) {
+		const int ret = psdsf_repair(&c.s.st, 1, &rounds);
+		assert_int_equal(rounds, 1);
+		if (ret == 0) {
 			gave_up++;
-			assert_int_equal(rounds, 1);
 			assert_untouched(&c);
+		} else {
+			struct fs_error why = {{0}};
+			assert_int_equal(ret, 1);
+			if (!fs_check_psdsf(&c.in.p, c.s.x, EXACT_TOL, &why))
+				fail_msg("seed %llu: settled in one round, but %s",
+					 (unsigned long long)seed, why.msg);
 		}
 		case_close(&c);
 	}
