@@ -151,6 +151,46 @@ static double value(const struct repair *r, size_t n, size_t i, int *best)
  * K M survive a round's mark_levels, and a round adds at most one per
  * resource that had none; a level a round removes stays listed until then.
  */
+/* Tenant n's share on pool i: tot_n / (phi_n gamma_{n,i}), its weighted VDS. */
+static double share(const struct repair *r, size_t n, size_t i)
+{
+	return r->st->tot[n] / (r->st->phi[n] * r->st->gamma[n * r->K + i]);
+}
+
+/* Puts tenant n on pool i or takes it off, keeping nhold in step. */
+static void set_hold(struct repair *r, size_t n, size_t i, bool on)
+{
+	bool *h = &r->hold[n * r->K + i];
+
+	if (*h == on)
+		return;
+	*h = on;
+	if (on)
+		r->nhold[n]++;
+	else
+		r->nhold[n]--;
+}
+
+/*
+ * Each resource's use by the entries above thr gamma (every entry of x
+ * above 0 is eligible: x is 0 elsewhere).
+ */
+static void tally_use(struct repair *r, double thr)
+{
+	const struct psdsf_state *st = r->st;
+	const size_t K = r->K, M = r->M;
+	const double *d = st->p->demand;
+
+	memset(r->used, 0, K * M * sizeof(double));
+	for (size_t n = 0; n < r->N; n++)
+		for (size_t i = 0; i < K; i++) {
+			const size_t j = n * K + i;
+			if (st->gamma[j] > 0 && st->x[j] > thr * st->gamma[j])
+				for (size_t q = 0; q < M; q++)
+					r->used[i * M + q] += st->x[j] * d[n * M + q];
+		}
+}
+
 static int new_level(struct repair *r, size_t i, size_t q, double lam)
 {
 	if (r->L == 2 * r->K * r->M)
@@ -174,17 +214,16 @@ static void init_structure(struct repair *r)
 
 	for (size_t j = 0; j < K * M; j++)
 		r->level_of[j] = -1;
+	/* holders: entries above the stopping test's zeros (1e-3 tol gamma) */
+	const double zero = 1e-3 * st->tol;
 	for (size_t n = 0; n < N; n++) {
 		r->capd[n] = fs_at_cap(st->tot[n], st->mt[n], st->tol);
 		for (size_t i = 0; i < K; i++) {
 			const size_t j = n * K + i;
-			r->hold[j] = st->gamma[j] > 0 && st->x[j] > 1e-3 * st->tol * st->gamma[j];
-			r->nhold[n] += r->hold[j];
-			if (r->hold[j])
-				for (size_t q = 0; q < M; q++)
-					r->used[i * M + q] += st->x[j] * d[n * M + q];
+			set_hold(r, n, i, st->gamma[j] > 0 && st->x[j] > zero * st->gamma[j]);
 		}
 	}
+	tally_use(r, zero);
 	/* a saturated resource's level: the largest share of a below-cap holder */
 	for (size_t n = 0; n < N; n++) {
 		if (r->capd[n])
@@ -192,7 +231,7 @@ static void init_structure(struct repair *r)
 		for (size_t i = 0; i < K; i++) {
 			if (!r->hold[n * K + i])
 				continue;
-			const double s = st->tot[n] / (st->phi[n] * st->gamma[n * K + i]);
+			const double s = share(r, n, i);
 			for (size_t q = 0; q < M; q++) {
 				const size_t iq = i * M + q;
 				if (!(d[n * M + q] > 0) || !(c[iq] > 0) ||
@@ -243,8 +282,7 @@ static bool assign_bottlenecks(struct repair *r)
 			const size_t best = fullest(r, n, i);
 			if (best == r->M)
 				return false;
-			r->bneck[j] = new_level(r, i, best,
-						r->st->tot[n] / (r->st->phi[n] * r->st->gamma[j]));
+			r->bneck[j] = new_level(r, i, best, share(r, n, i));
 			if (r->bneck[j] < 0)
 				return false;
 		}
@@ -337,8 +375,7 @@ static bool build_components(struct repair *r)
 				continue;
 			const double vf = st->gamma[n * K + first] * r->lam[u],
 				     vi = st->gamma[n * K + i] * r->lam[v];
-			r->hold[n * K + (vf < vi ? first : i)] = false;
-			r->nhold[n]--;
+			set_hold(r, n, vf < vi ? first : i, false);
 			return false;
 		}
 	}
@@ -567,14 +604,23 @@ static int solve_structure(struct repair *r)
 			const size_t j = n * K + i;
 			if (!r->hold[j])
 				continue;
-			const double share = st->tot[n] / (st->phi[n] * st->gamma[j]);
+			const double sh = share(r, n, i);
 			for (size_t q = 0; q < M; q++) {
 				const int v = r->level_of[i * M + q];
 				if (v >= 0 && r->idle[v] && d[n * M + q] > 0)
-					r->lam[v] = fmax(r->lam[v], share);
+					r->lam[v] = fmax(r->lam[v], sh);
 			}
 		}
 	return 0;
+}
+
+/* A tenant left on no pool takes the one worth most to it (arg, K: none). */
+static int hold_best_if_none(struct repair *r, size_t n, size_t arg)
+{
+	if (r->nhold[n] || arg >= r->K)
+		return 0;
+	set_hold(r, n, arg, true);
+	return 1;
 }
 
 /* A capped tenant's checks; returns its changes. */
@@ -598,8 +644,7 @@ static int check_capped(struct repair *r, size_t n)
 		}
 		/* its share there above the pool's level */
 		if (r->hold[j] && v < mt * (1 - CHECK_REL)) {
-			r->hold[j] = false;
-			r->nhold[n]--;
+			set_hold(r, n, i, false);
 			changes++;
 		}
 	}
@@ -607,12 +652,7 @@ static int check_capped(struct repair *r, size_t n)
 		r->capd[n] = false;
 		changes++;
 	}
-	if (!r->nhold[n] && arg < K) {
-		r->hold[n * K + arg] = true;
-		r->nhold[n]++;
-		changes++;
-	}
-	return changes;
+	return changes + hold_best_if_none(r, n, arg);
 }
 
 /* A below-cap tenant's checks; returns its changes, or -1 (no level). */
@@ -642,7 +682,7 @@ static int check_below_cap(struct repair *r, size_t n)
 			const size_t q = fullest(r, n, i);
 			if (q == r->M)
 				return -1;
-			b = new_level(r, i, q, tot / (st->phi[n] * st->gamma[j]));
+			b = new_level(r, i, q, share(r, n, i));
 			if (b < 0)
 				return -1;
 			v = tot;
@@ -657,17 +697,11 @@ static int check_below_cap(struct repair *r, size_t n)
 		    r->lam[b] < r->lam[r->bneck[j]] * (1 - CHECK_REL))
 			changes++;
 		if (!r->hold[j] && v > tot * (1 + CHECK_REL)) {
-			r->hold[j] = true;
-			r->nhold[n]++;
+			set_hold(r, n, i, true);
 			changes++;
 		}
 	}
-	if (!r->nhold[n] && arg < K) {
-		r->hold[n * K + arg] = true;
-		r->nhold[n]++;
-		changes++;
-	}
-	return changes;
+	return changes + hold_best_if_none(r, n, arg);
 }
 
 /* The lowest share of a below-cap holder of resource q on pool i. */
@@ -679,7 +713,7 @@ static double lowest_share(const struct repair *r, size_t i, size_t q)
 
 	for (size_t n = 0; n < r->N; n++)
 		if (r->hold[n * K + i] && !r->capd[n] && st->p->demand[n * M + q] > 0)
-			lo = fmin(lo, st->tot[n] / (st->phi[n] * st->gamma[n * K + i]));
+			lo = fmin(lo, share(r, n, i));
 	return lo;
 }
 
@@ -720,8 +754,7 @@ static int apply_checks(struct repair *r)
 		for (size_t i = 0; i < K; i++) {
 			const size_t j = n * K + i;
 			if (r->hold[j] && st->x[j] < -CHECK_REL * st->gamma[j]) {
-				r->hold[j] = false;
-				r->nhold[n]--;
+				set_hold(r, n, i, false);
 				changes++;
 			}
 		}
@@ -730,12 +763,7 @@ static int apply_checks(struct repair *r)
 			return -1;
 		changes += ch;
 	}
-	memset(r->used, 0, K * M * sizeof(double));
-	for (size_t n = 0; n < N; n++)
-		for (size_t i = 0; i < K; i++)
-			if (st->x[n * K + i] > 0)
-				for (size_t q = 0; q < M; q++)
-					r->used[i * M + q] += st->x[n * K + i] * d[n * M + q];
+	tally_use(r, 0);
 	for (size_t iq = 0; iq < K * M; iq++) {
 		const int lv = r->level_of[iq];
 		const bool over = r->used[iq] > c[iq] * (1 + CHECK_REL);
