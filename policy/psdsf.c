@@ -31,7 +31,7 @@
  *    compare against. fs_solve_psdsf_from (fs_solve_warm) runs stage 1 from
  *    a previous solution instead of per-server DRF; on one pool stage 1
  *    is a single best response from zero, which is per-server DRF. On
- *    2..REPAIR_MAX_POOLS pools the previous solution is first repaired
+ *    two or more pools the previous solution is first repaired
  *    (psdsf_repair.c: the exact solution of a structure near the previous
  *    one, by active-set rounds on its linear equations); when that
  *    settles, the first sweep moves nothing and the fast path ends there,
@@ -123,17 +123,14 @@
 
 #define PSDSF_DEFAULT_ROUNDS 20000
 /*
- * The warm repair (psdsf_repair.c): its rounds before the sweeps take over,
- * and the most pools it is tried on. Measured (fairshare-bench --warm, same
- * run, 20 seeds at N = 200, 10 at N = 1000): at K = 2..8 it settles 192 of
- * 200 instances and the warm median falls up to 5x (M = 4, K = 8: 0.96 ->
- * 0.19 ms); at K = 100 it rarely settles (the median sweeps fell 262 -> 192
- * at M = 4, not at all at M = 8), and its rounds (about 4 ms each there)
- * raised the M = 8 warm median from 1.28 to 1.67 s, so above
- * REPAIR_MAX_POOLS the sweeps start from the previous solution as before.
+ * The warm repair's rounds (psdsf_repair.c) before the sweeps take over.
+ * It runs on every warm re-solve with two or more pools. (Its first version
+ * stopped at 16 pools: at K = 100 it settled 1 of 8 bench seeds traced and
+ * its rounds raised the M = 8 median. With one entrant a round it settles
+ * 6 of 10 at M = 4, and the M = 8 median moves within 3 %; the numbers are
+ * in docs/policy-notes.md.)
  */
-#define REPAIR_ROUNDS	 16
-#define REPAIR_MAX_POOLS 16
+#define REPAIR_ROUNDS 16
 
 struct br_key {
 	double level;
@@ -1112,7 +1109,7 @@ static int fast_sweeps(struct psdsf *s, int max_sweeps)
 
 	if (build_pool_lists(s) < 0)
 		return -ENOMEM;
-	if (s->warm && s->K > 1 && s->K <= REPAIR_MAX_POOLS) {
+	if (s->warm && s->K > 1) {
 		const struct psdsf_state st = {
 		    .p = s->p,
 		    .N = s->N,
