@@ -78,9 +78,10 @@
  * that reach 0 one by one and cycles on tenants that enter and leave the
  * same pool; split entries weighted by their size (as in affine scaling);
  * the scales weighted by the one-pool holders they move; a ridge on
- * singular systems; the repair inside cold solves, every few sweeps (the
- * median halves at K = 4..8, N = 200, the worst does not move). What it
- * settles is in docs/policy-notes.md (issue 17).
+ * singular systems. (The first version inside cold solves, every few
+ * sweeps, halved the median at K = 4..8, N = 200 but not the worst; this
+ * one runs there, at sweeps 16, 32, 64, ..., see psdsf.c.) What it settles
+ * is in docs/policy-notes.md (issue 17).
  */
 #include "psdsf_repair.h"
 
