@@ -64,8 +64,8 @@
  * version): N = 200, K = 2..8, 20 seeds, settled 192 -> 198 of 200 (with
  * the old stop rule below, one entrant alone 195, the weight alone 189);
  * N = 1000, K = 100, M = 4: 1 of 8 seeds traced -> 6 of 10 (one entrant
- * alone 5, the weight alone 3). What it
- * settles and what that saves is in docs/policy-notes.md (issue 17).
+ * alone 5, the weight alone 3). What it settles and what that saves is in
+ * docs/policy-notes.md (issue 17).
  *
  * It gives up (and restores x) when a change has nothing to act on (a
  * level <= 0 with no other holder, a resource past capacity with no
