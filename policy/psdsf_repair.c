@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Warm repair of PS-DSF: an active-set method on the structure of the
- * previous solution (issue 17's periodic case).
+ * previous solution (issue 17's periodic case), or of the sweeps' state
+ * (psdsf.c hands it over at sweeps 16, 32, 64, ..., cold or warm).
  *
  * A structure says which pools each tenant holds tasks on, which tenants
  * are at their cap, which resources are saturated (have a water level
@@ -770,7 +771,8 @@ static double lowest_share(const struct repair *r, size_t i, size_t q)
 }
 
 /*
- * The checks of the top of the file on the point just solved, all at once.
+ * The checks of the top of the file on the point just solved, in one pass
+ * (at most one entrant is taken, after the pass).
  * Returns the number of structure changes, or -1 when the point cannot be
  * repaired here.
  */

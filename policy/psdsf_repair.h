@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The warm repair of PS-DSF (internal to psdsf.c; the tests call it
- * directly): from the previous period's allocation, an exact solution of
- * the changed instance that keeps as much of the old structure as it can.
- * See psdsf_repair.c.
+ * directly): from the previous period's allocation (or the sweeps' state),
+ * an exact solution of the changed instance that keeps as much of that
+ * structure as it can. See psdsf_repair.c.
  */
 #ifndef FAIRSHARE_PSDSF_REPAIR_H
 #define FAIRSHARE_PSDSF_REPAIR_H
