@@ -28,8 +28,9 @@ struct psdsf_state {
  * structure near x's, found in at most max_iter rounds (*iters says how
  * many ran). Returns 1 when it found one that none of its checks rejects,
  * 0 when it gave up (x and tot are then exactly as on entry), or -ENOMEM
- * (x and tot restored too). The caller's sweeps and the Theorem-1
- * predicate still judge the result.
+ * (x and tot restored too). The caller's Theorem-1 predicate still judges
+ * the result. Its rounds are its own: psdsf.c does not count them in
+ * fs_options.max_iter (REPAIR_ROUNDS there).
  */
 int psdsf_repair(const struct psdsf_state *st, int max_iter, int *iters);
 
