@@ -93,6 +93,9 @@ struct fs_solution {
 					    when those took over) */
 	bool warm;			 /* fs_solve_warm started from the previous
 					    solution (false: it solved cold) */
+	bool repaired;			 /* psdsf: the answer is the repair's exact
+					    point (psdsf_repair.c), certified with no
+					    sweep after it */
 };
 
 /* --- problem.c ----------------------------------------------------------- */

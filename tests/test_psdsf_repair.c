@@ -9,7 +9,9 @@
  *   gives up the state is exactly as it was;
  * - cut short (one round), it gives up cleanly;
  * - where it settles, fs_solve_warm (which runs it first on two or more
- *   pools) ends after the one sweep that confirms the point.
+ *   pools) ends there, with no sweep, the certificate passing the point;
+ * - cold solves hand their sweeps' state to it, and end there where it
+ *   settles.
  */
 #include "testutil.h"
 
@@ -162,8 +164,8 @@ static void keeps_a_solution(void **state)
 
 /*
  * After 1 % of the demands change: returns 1 (and the point is exact, and
- * fs_solve_warm ends after one sweep) or 0 (and the state is untouched).
- * Returns 1 when it repaired.
+ * fs_solve_warm ends there) or 0 (and the state is untouched). Returns 1
+ * when it repaired.
  */
 static int repair_one(uint64_t seed, size_t k_lo, size_t k_hi)
 {
@@ -179,13 +181,17 @@ static int repair_one(uint64_t seed, size_t k_lo, size_t k_hi)
 		    !fs_check_psdsf(&c.in.p, c.s.x, EXACT_TOL, &why))
 			fail_msg("seed %llu (K %zu): repaired after %d rounds, but %s",
 				 (unsigned long long)seed, c.in.p.n_pools, rounds, why.msg);
-		/* fs_solve_warm runs it first: its one sweep confirms the point */
+		/* fs_solve_warm runs it first and ends there, at the same point */
 		struct fs_solution warm;
 		struct fs_warm_start ws = fs_warm_start_of(&c.in.p, &c.first);
 		struct fs_error err = {{0}};
 		assert_int_equal(fs_solve_warm(&c.in.p, FS_RULE_PSDSF, NULL, &ws, &warm, &err), 0);
 		assert_true(warm.warm);
-		assert_int_equal(warm.iterations, 1);
+		assert_true(warm.repaired);
+		assert_int_equal(warm.iterations, 0);
+		/* (up to rounding: 2e-15 relative measured) */
+		for (size_t j = 0; j < c.in.p.n_tenants * c.in.p.n_pools; j++)
+			assert_true(fabs(warm.x[j] - c.s.x[j]) <= 1e-12 * (1 + fabs(c.s.x[j])));
 		fs_solution_free(&warm);
 	} else {
 		assert_untouched(&c);
@@ -229,9 +235,10 @@ static void sweep_k10(void **state)
 /*
  * Seed 278 of the K 2-8 sweep (K = 2): the last round's system is
  * numerically singular and the factor does not say so; its "solution"
- * broke two capacity rows by 1-5 %, and the repair called it settled.
- * repair_one fails on such a point; the repair must give up instead, or
- * reach another.
+ * broke two capacity rows by 1-5 %, and the repair called it settled
+ * (which fs_solve_warm, which no longer sweeps after a settled point,
+ * would have returned). repair_one fails on such a point; the repair must
+ * give up instead, or reach another.
  */
 static void singular_system(void **state)
 {
@@ -270,10 +277,9 @@ static void gives_up_cleanly(void **state)
 
 /*
  * The solver hands its sweeps' state to the repair at sweeps 16, 32, 64,
- * ... (psdsf.c, REPAIR_FIRST_SWEEP): a cold solve it settles ends one
- * sweep later, at an exact point. Measured: 17 of 20 cold solves end so
- * (the others end by the sweeps); with the repair's retries off, 1 of 20
- * ends at such a count by itself. The bound leaves a margin of two.
+ * ... (psdsf.c, REPAIR_FIRST_SWEEP): a cold solve it settles ends there,
+ * at an exact point, with repaired set. Measured: 17 of 20 cold solves end
+ * so (the others end by the sweeps). The bound leaves a margin of two.
  */
 static void cold_solves_settle(void **state)
 {
@@ -292,13 +298,14 @@ static void cold_solves_settle(void **state)
 		tu_random_instance(&in, &g, n, m, k, TU_CAPS | TU_WEIGHTS | TU_PLACEMENT);
 		assert_int_equal(fs_solve(&in.p, FS_RULE_PSDSF, NULL, &sol, &err), 0);
 		const int it = sol.iterations;
-		/* one sweep after 16, 32, 64, ...: the sweep that confirmed a repair */
-		if (it > 16 && !((it - 1) & (it - 2))) {
+		if (sol.repaired) {
 			settled++;
+			/* the repair runs at 16, 32, 64, ... sweeps only */
+			assert_true(it >= 16 && !(it & (it - 1)));
 			if (!fs_check_feasible(&in.p, sol.x, EXACT_TOL, &err) ||
 			    !fs_check_psdsf(&in.p, sol.x, EXACT_TOL, &err))
 				fail_msg("seed %llu: settled at sweep %d, but %s",
-					 (unsigned long long)seed, it - 1, err.msg);
+					 (unsigned long long)seed, it, err.msg);
 		}
 		fs_solution_free(&sol);
 		tu_instance_free(&in);

@@ -131,8 +131,11 @@ static int time_one(const struct fs_problem *p, enum fs_rule rule, const struct 
 static bool certified(const struct fs_problem *p, enum fs_rule rule, const double *x,
 		      struct fs_error *why)
 {
+	/* Theorem 1 does not see a resource past its capacity (it counts as
+	 * saturated): feasibility is checked apart */
 	if (rule == FS_RULE_PSDSF)
-		return fs_check_psdsf(p, x, CHECK_TOL, why);
+		return fs_check_feasible(p, x, CHECK_TOL, why) &&
+		       fs_check_psdsf(p, x, CHECK_TOL, why);
 	return fs_check_njc(p, x, 1e3 * TOL, NULL, why);
 }
 
@@ -155,6 +158,7 @@ static double totals_diff(const struct fs_problem *p, const struct fs_solution *
 
 struct seed_result {
 	double cold_ms, warm_ms, cold_it, warm_it, diff;
+	bool cold_rep, warm_rep; /* the solve ended at the repair's point */
 };
 
 /* One seed of one size; returns failures (0 or 1) or a negative errno. */
@@ -184,6 +188,7 @@ static int run_seed(const struct bench_samples *s, const struct warm_size *z, ui
 		goto out;
 	}
 	res->cold_it = cold.iterations;
+	res->cold_rep = cold.repaired;
 	if (!certified(&in.p, z->rule, cold.x, &err)) {
 		printf("  cold N=%zu M=%zu K=%zu seed %llu: not certified: %s\n", z->n, z->m, z->k,
 		       (unsigned long long)seed, err.msg);
@@ -192,6 +197,7 @@ static int run_seed(const struct bench_samples *s, const struct warm_size *z, ui
 	if (z->rule != FS_RULE_PSDSF)
 		goto out;
 	res->warm_it = warm.iterations;
+	res->warm_rep = warm.repaired;
 	res->diff = totals_diff(&in.p, &cold, &warm);
 	if (!warm.warm || !certified(&in.p, z->rule, warm.x, &err)) {
 		printf("  warm N=%zu M=%zu K=%zu seed %llu: %s%s\n", z->n, z->m, z->k,
@@ -226,15 +232,17 @@ int bench_warm(const struct bench_samples *s, unsigned long long seed0, int seed
 	}
 	printf("warm re-solves: %d seeds from %llu; 1%% of tenants change demand by up to "
 	       "+-%.0f%% per resource;\n  times: thread CPU ms (median over the seeds, and "
-	       "the worst); it: sweeps + Algorithm-I rounds\n",
+	       "the worst); it: sweeps + Algorithm-I rounds;\n  rep: seeds whose solve ended at "
+	       "the repair's exact point, cold and warm\n",
 	       seeds, seed0, 100 * CHANGE);
-	printf("%-6s %2s %4s %6s | %9s %9s %7s %7s | %9s %9s %7s %7s | %8s\n", "rule", "M", "K",
-	       "N", "cold_med", "cold_max", "it_med", "it_max", "warm_med", "warm_max", "it_med",
-	       "it_max", "diff_max");
+	printf("%-6s %2s %4s %6s | %9s %9s %7s %7s | %9s %9s %7s %7s | %8s | %7s\n", "rule", "M",
+	       "K", "N", "cold_med", "cold_max", "it_med", "it_max", "warm_med", "warm_max",
+	       "it_med", "it_max", "diff_max", "rep");
 	for (size_t i = 0; i < n_sizes; i++) {
 		const struct warm_size *z = &sizes[i];
 		if (!quick && (z->n > max_n || z->k > max_k))
 			continue;
+		int cold_rep = 0, warm_rep = 0;
 		for (int j = 0; j < 5; j++)
 			st[j].n = 0;
 		for (int k = 0; k < seeds; k++) {
@@ -252,16 +260,18 @@ int bench_warm(const struct bench_samples *s, unsigned long long seed0, int seed
 					     res.diff};
 			for (int j = 0; j < 5; j++)
 				st[j].v[st[j].n++] = v[j];
+			cold_rep += res.cold_rep;
+			warm_rep += res.warm_rep;
 		}
 		printf("%-6s %2zu %4zu %6zu | %9.3f %9.3f %7.0f %7.0f", fs_rule_name(z->rule), z->m,
 		       z->k, z->n, stat_median(&st[0]), stat_worst(&st[0]), stat_median(&st[1]),
 		       stat_worst(&st[1]));
 		if (z->rule == FS_RULE_PSDSF)
-			printf(" | %9.3f %9.3f %7.0f %7.0f | %8.1e\n", stat_median(&st[2]),
-			       stat_worst(&st[2]), stat_median(&st[3]), stat_worst(&st[3]),
-			       stat_worst(&st[4]));
+			printf(" | %9.3f %9.3f %7.0f %7.0f | %8.1e | %3d,%3d\n",
+			       stat_median(&st[2]), stat_worst(&st[2]), stat_median(&st[3]),
+			       stat_worst(&st[3]), stat_worst(&st[4]), cold_rep, warm_rep);
 		else
-			printf(" | %9s %9s %7s %7s | %8s\n", "-", "-", "-", "-", "-");
+			printf(" | %9s %9s %7s %7s | %8s | %7s\n", "-", "-", "-", "-", "-", "-");
 		fflush(stdout);
 	}
 	for (int j = 0; j < 5; j++)
