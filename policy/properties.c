@@ -143,55 +143,66 @@ bool fs_check_psdsf(const struct fs_problem *p, const double *x, double tol, str
 	return fs_check_psdsf_gamma(p, x, NULL, tol, why);
 }
 
-/* O(N K M): totals and each pool's use are summed once (not per tenant and
- * pool), and gamma comes from the caller when it has it. */
+/*
+ * O(N K M): totals, and each pool's use and richest holders, in one pass
+ * over x in its own (tenant-major) order; then each pool's tenants are
+ * checked in turn, as before, so the first violation reported is the same.
+ * (Pool by pool with stride-K reads, the sums cost 1.9 ms at N = 1000,
+ * K = 100, a fifth of a warm re-solve that changes nothing.)
+ */
 bool fs_check_psdsf_gamma(const struct fs_problem *p, const double *x, const double *gamma,
 			  double tol, struct fs_error *why)
 {
 	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
 	double *tot = malloc(N * sizeof(double));
-	double *use = malloc(M * sizeof(double));
-	double *richest = malloc(M * sizeof(double));
+	double *use = calloc(K * M, sizeof(double));
+	double *richest = malloc(K * M * sizeof(double));
+	double *own_gamma = gamma ? NULL : malloc(N * K * sizeof(double));
 	bool ok = true;
 	char a[LBL], b[LBL];
 
-	if (!tot || !use || !richest) {
+	if (!tot || !use || !richest || (!gamma && !own_gamma)) {
 		ok = fs_reject(why, "out of memory checking %zu tenants", N);
 		goto out;
 	}
-	for (size_t n = 0; n < N; n++)
+	if (!gamma) {
+		for (size_t j = 0; j < N * K; j++)
+			own_gamma[j] = fs_gamma(p, j / K, j % K);
+		gamma = own_gamma;
+	}
+	/* richest[k][r]: largest weighted VDS among the holders of r on k. */
+	for (size_t j = 0; j < K * M; j++)
+		richest[j] = -INFINITY;
+	for (size_t n = 0; n < N; n++) {
+		const double *dn = &p->demand[n * M], phi = fs_weight(p, n);
 		tot[n] = total(p, x, n);
-	for (size_t k = 0; k < K && ok; k++) {
-		const double *cap = &p->capacity[k * M];
-		/* richest[r]: largest weighted VDS among the holders of r on k. */
-		for (size_t r = 0; r < M; r++) {
-			use[r] = 0;
-			richest[r] = -INFINITY;
-		}
-		for (size_t m = 0; m < N; m++) {
-			const double xm = x[m * K + k];
+		for (size_t k = 0; k < K; k++) {
+			const double xm = x[n * K + k], g = gamma[n * K + k];
+			const double *cap = &p->capacity[k * M];
+			double *uk = &use[k * M], *rk = &richest[k * M];
+			if (xm == 0)
+				continue; /* adds 0 to use, holds nothing */
 			for (size_t r = 0; r < M; r++)
-				use[r] += xm * p->demand[m * M + r];
-		}
-		for (size_t m = 0; m < N; m++) {
-			double g = gamma ? gamma[m * K + k] : fs_gamma(p, m, k);
+				uk[r] += xm * dn[r];
 			if (g <= 0)
 				continue;
-			double v = tot[m] / (fs_weight(p, m) * g);
+			const double v = tot[n] / (phi * g);
 			for (size_t r = 0; r < M; r++)
-				if (x[m * K + k] * p->demand[m * M + r] > tol * cap[r])
-					richest[r] = fmax(richest[r], v);
+				if (xm * dn[r] > tol * cap[r])
+					rk[r] = fmax(rk[r], v);
 		}
+	}
+	for (size_t k = 0; k < K && ok; k++) {
+		const double *cap = &p->capacity[k * M], *uk = &use[k * M], *rk = &richest[k * M];
 		for (size_t n = 0; n < N && ok; n++) {
-			double g = gamma ? gamma[n * K + k] : fs_gamma(p, n, k);
-			const double mt = fs_max_tasks(p, n);
+			const double g = gamma[n * K + k], mt = fs_max_tasks(p, n);
 			if (g <= 0 || (isfinite(mt) && tot[n] >= mt * (1 - tol)))
 				continue;
-			double v = tot[n] / (fs_weight(p, n) * g);
+			const double v = tot[n] / (fs_weight(p, n) * g);
 			bool found = false;
 			for (size_t r = 0; r < M && !found; r++)
-				found = p->demand[n * M + r] > 0 && use[r] >= cap[r] * (1 - tol) &&
-					v >= richest[r] * (1 - tol);
+				found = p->demand[n * M + r] > 0 && uk[r] >= cap[r] * (1 - tol) &&
+					v >= rk[r] * (1 - tol);
 			if (!found)
 				ok = fs_reject(
 				    why, "%s has no bottleneck resource on %s (weighted VDS %g)",
@@ -202,6 +213,7 @@ out:
 	free(tot);
 	free(use);
 	free(richest);
+	free(own_gamma);
 	return ok;
 }
 
