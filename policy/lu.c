@@ -8,6 +8,13 @@
 
 int fs_lu_factor(double *a, size_t n, size_t *piv)
 {
+	size_t col;
+
+	return fs_lu_factor_col(a, n, piv, &col);
+}
+
+int fs_lu_factor_col(double *a, size_t n, size_t *piv, size_t *col)
+{
 	for (size_t j = 0; j < n; j++) {
 		size_t p = j;
 		double big = fabs(a[j * n + j]), colmax = 0;
@@ -23,8 +30,10 @@ int fs_lu_factor(double *a, size_t n, size_t *piv)
 		/* Relative to the column: Newton matrices mix rows whose scales
 		 * differ by many orders (w/lambda of slack rows grows without
 		 * bound), so an absolute threshold would be meaningless. */
-		if (!(big > DBL_EPSILON * colmax) || !(big > 0))
+		if (!(big > DBL_EPSILON * colmax) || !(big > 0)) {
+			*col = j;
 			return -EDOM;
+		}
 		if (p != j)
 			for (size_t k = 0; k < n; k++) {
 				const double t = a[j * n + k];

@@ -17,6 +17,9 @@
  */
 int fs_lu_factor(double *a, size_t n, size_t *piv);
 
+/* fs_lu_factor that, on -EDOM, also says which column had no pivot (*col). */
+int fs_lu_factor_col(double *a, size_t n, size_t *piv, size_t *col);
+
 /* Solves a x = b with the factors of fs_lu_factor; b is overwritten by x. */
 void fs_lu_solve(const double *a, size_t n, const size_t *piv, double *b);
 
