@@ -444,7 +444,8 @@ static void mark_levels(struct repair *r)
  * Ties of split below-cap tenants into components. A contradicted tie
  * removes the tenant from the pool it values less (and its later pools
  * wait for the next pass); then it returns false and the caller starts
- * over, once for all the contradictions of a pass. (Starting over at each
+ * over, once for all the contradictions of a pass (at once when the pool
+ * it leaves is the one its ties went through). (Starting over at each
  * one cost a pass over N K M per contradicted tie: at N = 1000, K = 100,
  * M = 8, rounds of 25 ms.)
  */
@@ -481,6 +482,10 @@ static bool build_components(struct repair *r)
 			const double vf = st->gamma[n * K + first] * r->lam[u],
 				     vi = st->gamma[n * K + i] * r->lam[v];
 			set_hold(r, n, vf < vi ? first : i, false);
+			/* the ties this tenant made through its first pool are
+			 * gone with it: the rest of the pass would read them */
+			if (vf < vi)
+				return false;
 			dropped = true;
 			break;
 		}
@@ -844,7 +849,9 @@ static int check_below_cap(struct repair *r, size_t n)
 		if (r->hold[j] && r->bneck[j] >= 0 && b != r->bneck[j] &&
 		    r->lam[b] < r->lam[r->bneck[j]] * (1 - CHECK_REL))
 			changes++;
-		if (!r->hold[j] && v > tot * (1 + CHECK_REL) && v / tot > r->enter_gain) {
+		/* (a tenant on no pool takes its best one below instead) */
+		if (!r->hold[j] && r->nhold[n] && v > tot * (1 + CHECK_REL) &&
+		    v / tot > r->enter_gain) {
 			r->enter_gain = v / tot;
 			r->enter_n = n;
 			r->enter_i = i;
