@@ -1143,11 +1143,12 @@ static bool certify(const struct psdsf *s)
 }
 
 /*
- * The repair (psdsf_repair.c) on x, the solver's state. Returns 1 when x
- * is now the exact point of a structure near x's (s->certified when it
- * passed the certificate), 0 when it gave up (x as it was), or -ENOMEM.
+ * The repair (psdsf_repair.c) on x, the solver's state (previous: x is
+ * still the previous solution). Returns 1 when x is now the exact point of
+ * a structure near x's (s->certified when it passed the certificate), 0
+ * when it gave up (x as it was), or -ENOMEM.
  */
-static int repair(struct psdsf *s)
+static int repair(struct psdsf *s, bool previous)
 {
 	const struct psdsf_state st = {
 	    .p = s->p,
@@ -1160,6 +1161,7 @@ static int repair(struct psdsf *s)
 	    .mt = s->mt,
 	    .x = s->x,
 	    .tot = s->tot,
+	    .previous = previous,
 	};
 	int rounds;
 	const int ret = psdsf_repair(&st, REPAIR_ROUNDS, &rounds);
@@ -1194,7 +1196,7 @@ static int fast_sweeps(struct psdsf *s, int max_sweeps)
 	if (lookup_tenants(s) < 0)
 		return -ENOMEM;
 	/* 0 (gave up) leaves x as it was: the sweeps start from there */
-	ret = s->warm && s->K > 1 ? repair(s) : 0;
+	ret = s->warm && s->K > 1 ? repair(s, true) : 0;
 	if (ret < 0 || s->certified)
 		return ret < 0 ? ret : 0;
 	ret = 0;
@@ -1215,7 +1217,7 @@ static int fast_sweeps(struct psdsf *s, int max_sweeps)
 		}
 		have_accel = true;
 		if (sweeps >= first_repair && !(sweeps & (sweeps - 1))) {
-			ret = repair(s);
+			ret = repair(s, false);
 			if (ret < 0 || s->certified)
 				break;
 			if (ret) {

@@ -10,6 +10,7 @@
 
 #include "policy.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* What the repair reads of a solver's state; x and tot are rewritten. */
@@ -21,6 +22,8 @@ struct psdsf_state {
 	const double *phi, *mt; /* [N] weight and max_tasks */
 	double *x;		/* [N][K] */
 	double *tot;		/* [N] row sums of x */
+	bool previous;		/* x is the previous solution (fs_solve_warm),
+				   not the sweeps' state: see SAT_PREVIOUS */
 };
 
 /*
