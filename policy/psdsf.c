@@ -150,7 +150,8 @@
  */
 #define REPAIR_FIRST_SWEEP 16
 /*
- * The same after a repair of the previous solution that gave up: sweeps
+ * The same after a repair of the previous solution that gave up (or whose
+ * point the certificate rejected, not seen): sweeps
  * from a solution near the answer have its structure sooner. Measured
  * (the bench's instances, N = 1000, K = 100, 10 seeds each, release): of
  * the seeds that first repair does not settle, M = 4: 2 of 5 settle at
@@ -1181,8 +1182,9 @@ static int repair(struct psdsf *s, bool previous)
  * sweeps REPAIR_FIRST_SWEEP (REPAIR_FIRST_SWEEP_WARM from a previous
  * solution), twice that, four times that, ... (see there);
  * a point it settles and the certificate passes is the answer, with no
- * sweep after it (the repair's own checks are at 1e-9 relative, tighter
- * than the sweeps' stopping test; the confirming sweep it replaces cost
+ * sweep after it (the repair checks its point's structure to 1e-9 and its
+ * feasibility to 1e-8 relative, which the certificate does not; the
+ * confirming sweep it replaces cost
  * 2.7 ms and the pool lists 3 ms of the 18 ms of a warm re-solve at N =
  * 1000, K = 100 that needed no change). Returns the sweeps used or -ENOMEM.
  */
