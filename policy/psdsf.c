@@ -151,8 +151,8 @@
 #define REPAIR_FIRST_SWEEP 16
 /*
  * The same after a repair of the previous solution that gave up (or whose
- * point the certificate rejected, not seen): sweeps
- * from a solution near the answer have its structure sooner. Measured
+ * point the certificate rejected, not seen): sweeps from a solution near
+ * the answer have its structure sooner. Measured
  * (the bench's instances, N = 1000, K = 100, 10 seeds each, release): of
  * the seeds that first repair does not settle, M = 4: 2 of 5 settle at
  * sweep 4 (they took 16 and 32 sweeps), 101 and 154 -> 49 and 64 ms;
@@ -1180,13 +1180,13 @@ static int repair(struct psdsf *s, bool previous)
  * cycle still ends in plain sweeps. On two or more pools the repair runs on
  * a previous solution before the first sweep, and on the sweeps' state at
  * sweeps REPAIR_FIRST_SWEEP (REPAIR_FIRST_SWEEP_WARM from a previous
- * solution), twice that, four times that, ... (see there);
- * a point it settles and the certificate passes is the answer, with no
- * sweep after it (the repair checks its point's structure to 1e-9 and its
- * feasibility to 1e-8 relative, which the certificate does not; the
- * confirming sweep it replaces cost
- * 2.7 ms and the pool lists 3 ms of the 18 ms of a warm re-solve at N =
- * 1000, K = 100 that needed no change). Returns the sweeps used or -ENOMEM.
+ * solution), twice that, four times that, ... (see there); a point it
+ * settles and the certificate passes is the answer, with no sweep after it
+ * (the repair checks its point's structure to 1e-9 and its feasibility to
+ * 1e-8 relative, which the certificate does not; the confirming sweep it
+ * replaces cost 2.7 ms and the pool lists 3 ms of the 18 ms of a warm
+ * re-solve at N = 1000, K = 100 that needed no change). Returns the sweeps
+ * used or -ENOMEM.
  */
 static int fast_sweeps(struct psdsf *s, int max_sweeps)
 {

@@ -69,23 +69,22 @@
  * alone 5, the weight alone 3). What it settles and what that saves is in
  * docs/policy-notes.md (issue 17).
  *
- * It gives up (and restores x) when a change has nothing to act on (a
- * level <= 0 with no other holder, a resource past capacity with no
- * below-cap user), the system is singular (or was numerically singular:
- * the settled point is not feasible, see feasible_point), or after
- * max_iter rounds. (The
- * all-at-once version also gave up once the changes grew past twice the
- * first round's plus 8; one entrant a round makes slow rounds the normal
- * case, and that rule cut 3 of the 198.) Tried and not kept
- * (branch psdsf-repair-exp): one event at a time along the segment to the
- * solved point (a ratio test, as in a homotopy), which stalls on entries
- * that reach 0 one by one and cycles on tenants that enter and leave the
- * same pool; split entries weighted by their size (as in affine scaling);
- * the scales weighted by the one-pool holders they move; a ridge on
- * singular systems. (The first version inside cold solves, every few
- * sweeps, halved the median at K = 4..8, N = 200 but not the worst; this
- * one runs there, at sweeps 16, 32, 64, ... cold, see psdsf.c.) What it
- * settles is in docs/policy-notes.md (issue 17).
+ * It gives up (and restores x) when a change has nothing to act on (a level
+ * <= 0 with no other holder, a resource past capacity with no below-cap
+ * user), the system is singular (or was numerically singular: the settled
+ * point is not feasible, see feasible_point), or after max_iter rounds.
+ * (The all-at-once version also gave up once the changes grew past twice
+ * the first round's plus 8; one entrant a round makes slow rounds the
+ * normal case, and that rule cut 3 of the 198.) Tried and not kept (branch
+ * psdsf-repair-exp): one event at a time along the segment to the solved
+ * point (a ratio test, as in a homotopy), which stalls on entries that
+ * reach 0 one by one and cycles on tenants that enter and leave the same
+ * pool; split entries weighted by their size (as in affine scaling); the
+ * scales weighted by the one-pool holders they move; a ridge on singular
+ * systems. (The first version inside cold solves, every few sweeps, halved
+ * the median at K = 4..8, N = 200 but not the worst; this one runs there,
+ * at sweeps 16, 32, 64, ... cold, see psdsf.c.) What it settles is in
+ * docs/policy-notes.md (issue 17).
  */
 #include "psdsf_repair.h"
 
