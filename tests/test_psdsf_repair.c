@@ -244,9 +244,9 @@ static void sweep_k10(void **state)
  * level's row can go from a singular system, the repair gives up on this
  * instance earlier, in a round whose system is singular on another column;
  * the check of a settled point (feasible_point) is not what this test
- * reaches any more. It rejects 11 settles inside the cold solves of the
- * test instances over 300 seeds (seeds 56, 116, 232, 262, 278), which the
- * certificate rejected as well: no test fails without it.
+ * reaches any more. It rejects 11 settles inside the cold solves of five
+ * of the test instances (the two sweeps over 300 and 100 seeds), which
+ * the certificate rejected as well: no test fails without it.
  */
 static void singular_system(void **state)
 {
