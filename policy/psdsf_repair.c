@@ -69,6 +69,15 @@
  * alone 5, the weight alone 3). What it settles and what that saves is in
  * docs/policy-notes.md (issue 17).
  *
+ * An entrant's tie can contradict another split tenant's: the other one
+ * leaves the pool it values less, the entrant's new entry comes out below
+ * 0 and leaves, the other one is the next entrant, and the two take turns
+ * until the rounds run out (the repairs at sweeps 16 and 32 of N = 200,
+ * K = 6, seed 7; the first repair of K = 100, M = 4, seed 1). So the next
+ * time the entrant whose entry failed that way is the entrant again, it
+ * moves: it leaves its other pools for that one (the last such entry is
+ * remembered; remembering the last 8 settled no more).
+ *
  * It gives up (and restores x) when a change has nothing to act on (a level
  * <= 0 with no other holder, a resource past capacity with no below-cap
  * user), the system is singular (or was numerically singular: the settled
@@ -155,6 +164,9 @@ struct repair {
 	 * not on most above its total (enter_n = N: none) */
 	size_t enter_n, enter_i;
 	double enter_gain; /* its value there / its total */
+	/* the last round's entrant, and the last entrant whose entry came out
+	 * below 0 in the solve after it entered (n = N: none; see the top) */
+	size_t last_n, last_i, failed_n, failed_i;
 };
 
 /* The root of v and lambda_v / lambda_root, compressing v's path. */
@@ -896,10 +908,12 @@ static int apply_checks(struct repair *r)
 	const struct psdsf_state *st = r->st;
 	const size_t N = r->N, K = r->K, M = r->M;
 	const double *d = st->p->demand, *c = st->p->capacity;
+	const size_t last_n = r->last_n, last_i = r->last_i;
 	int changes = 0;
 
 	r->enter_n = N;
 	r->enter_gain = 1;
+	r->last_n = N;
 	for (size_t v = 0; v < r->L; v++) {
 		if (r->lam[v] > 0)
 			continue;
@@ -935,6 +949,10 @@ static int apply_checks(struct repair *r)
 		for (size_t a = r->nhold[n]; a-- > 0;) {
 			const size_t i = r->held[n * K + a], j = n * K + i;
 			if (st->x[j] < -CHECK_REL * st->gamma[j]) {
+				if (n == last_n && i == last_i) {
+					r->failed_n = n;
+					r->failed_i = i;
+				}
 				set_hold(r, n, i, false);
 				changes++;
 			}
@@ -950,7 +968,14 @@ static int apply_checks(struct repair *r)
 	if (changes < 0)
 		return -1;
 	if (r->enter_n < N) {
-		set_hold(r, r->enter_n, r->enter_i, true);
+		const size_t n = r->enter_n, i = r->enter_i;
+		/* an entry that failed as a split moves the tenant (see the top) */
+		if (n == r->failed_n && i == r->failed_i)
+			while (r->nhold[n])
+				set_hold(r, n, r->held[n * K + r->nhold[n] - 1], false);
+		set_hold(r, n, i, true);
+		r->last_n = n;
+		r->last_i = i;
 		changes++;
 	}
 	for (size_t iq = 0; iq < K * M; iq++) {
@@ -1120,7 +1145,8 @@ static int repair_alloc(struct repair *r)
 
 int psdsf_repair(const struct psdsf_state *st, int max_iter, int *iters)
 {
-	struct repair r = {.st = st, .N = st->N, .K = st->K, .M = st->M};
+	struct repair r = {
+	    .st = st, .N = st->N, .K = st->K, .M = st->M, .last_n = st->N, .failed_n = st->N};
 	const size_t N = st->N, K = st->K;
 	int ret = repair_alloc(&r), it = 0;
 
