@@ -174,9 +174,10 @@ void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
 	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
 	double *used = calloc(K * M, sizeof(double));
 	double *richest = calloc(K * M, sizeof(double));
-	double *vds = malloc(N * K * sizeof(double));
 	double *own_gamma = known_gamma ? NULL : malloc(N * K * sizeof(double));
-	bool *saturated = malloc(K * M * sizeof(bool));
+	/* per pool, its saturated resources in ascending order (sat_n[k] of
+	 * them from sat[k * M]) */
+	size_t *sat = malloc(K * M * sizeof(size_t)), *sat_n = calloc(K, sizeof(size_t));
 	const double *gamma = known_gamma ? known_gamma : own_gamma;
 
 	if (tol <= 0)
@@ -196,7 +197,7 @@ void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
 		s->tenant[n].capped =
 		    isfinite(fs_max_tasks(p, n)) && tot >= fs_max_tasks(p, n) * (1 - 1e3 * tol);
 	}
-	if (!used || !richest || !vds || !gamma || !saturated)
+	if (!used || !richest || !gamma || !sat || !sat_n)
 		goto out;
 	for (size_t i = 0; i < K * M; i++)
 		richest[i] = -INFINITY;
@@ -207,12 +208,11 @@ void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
 		const double *xn = s->x + n * K, *dn = p->demand + n * M, w = fs_weight(p, n);
 		for (size_t k = 0; k < K; k++) {
 			const double g = gamma[n * K + k], xk = xn[k];
+			if (xk == 0)
+				continue;
 			const double v = g > 0 ? s->tenant[n].total / (w * g) : 0;
 			const double *ck = p->capacity + k * M;
 			double *uk = used + k * M, *rk = richest + k * M;
-			vds[n * K + k] = v;
-			if (xk == 0)
-				continue;
 			for (size_t r = 0; r < M; r++) {
 				uk[r] += xk * dn[r];
 				/* richest[k][r]: the largest weighted VDS among the
@@ -222,23 +222,30 @@ void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
 			}
 		}
 	}
-	for (size_t i = 0; i < K * M; i++)
-		saturated[i] = used[i] >= p->capacity[i] * (1 - 1e3 * tol);
+	for (size_t k = 0; k < K; k++)
+		for (size_t r = 0; r < M; r++)
+			if (used[k * M + r] >= p->capacity[k * M + r] * (1 - 1e3 * tol))
+				sat[k * M + sat_n[k]++] = r;
 	/* Bottleneck on pool k: a saturated demanded resource where no other user
 	 * of it has a larger weighted VDS (Theorem 1); failing that, the saturated
-	 * demanded resource with the largest d/c. */
+	 * demanded resource with the largest d/c. Only the saturated resources
+	 * are walked: at N = 1000, K = 100 most pools have one or two of M, and
+	 * this pass over N K entries was the largest part of a warm re-solve
+	 * that the repair settles. */
 	for (size_t n = 0; n < N; n++) {
-		const double *dn = p->demand + n * M;
+		const double *dn = p->demand + n * M, w = fs_weight(p, n);
 		for (size_t k = 0; k < K; k++) {
 			const double *ck = p->capacity + k * M, *rk = richest + k * M;
-			const bool *sk = saturated + k * M;
-			const double v = vds[n * K + k];
+			const size_t *sk = sat + k * M;
+			const double g = gamma[n * K + k];
 			int best = FS_NO_RESOURCE, fallback = FS_NO_RESOURCE;
 			double fb_ratio = -1;
-			if (gamma[n * K + k] <= 0)
+			if (g <= 0)
 				continue;
-			for (size_t r = 0; r < M && best < 0; r++) {
-				if (dn[r] <= 0 || !sk[r])
+			const double v = s->tenant[n].total / (w * g);
+			for (size_t a = 0; a < sat_n[k] && best < 0; a++) {
+				const size_t r = sk[a];
+				if (dn[r] <= 0)
 					continue;
 				if (dn[r] / ck[r] > fb_ratio) {
 					fb_ratio = dn[r] / ck[r];
@@ -253,7 +260,7 @@ void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
 out:
 	free(used);
 	free(richest);
-	free(vds);
 	free(own_gamma);
-	free(saturated);
+	free(sat);
+	free(sat_n);
 }
