@@ -86,6 +86,9 @@ struct fs_solution {
 	int *bottleneck;		 /* [N][K]: saturated resource with d > 0 that is a
 					    Theorem-1 bottleneck when one exists, else the
 					    saturated demanded resource; FS_NO_RESOURCE */
+	double *level;			 /* [K][M]: a saturated resource's water level,
+					    the largest weighted VDS among its holders
+					    (PS-DSF's price of it); 0 when not saturated */
 	double guard;			 /* fs_guard_capacity's result: 1, or < 1 when the
 					    rule over-allocated and x was scaled down */
 	int iterations;			 /* solver iterations (rule-specific unit; apf:
@@ -167,11 +170,13 @@ struct fs_warm_start {
 	size_t n_tenants, n_pools, n_resources;
 	enum fs_rule rule;
 	const double *x;		 /* [N][K] */
+	const double *level;		 /* [K][M] fs_solution.level of x; NULL: unknown */
 	const char *const *tenant_names; /* [N] of the solved problem; NULL: unnamed */
 	const char *const *pool_names;	 /* [K]; NULL: unnamed */
 };
 
-/* The warm start that solution s of problem p leaves (borrows s->x and p's names). */
+/* The warm start that solution s of problem p leaves (borrows s->x, s->level
+ * and p's names). */
 struct fs_warm_start fs_warm_start_of(const struct fs_problem *p, const struct fs_solution *s);
 
 /*
@@ -199,9 +204,11 @@ int fs_solve_warm(const struct fs_problem *p, enum fs_rule rule, const struct fs
 int fs_solve_psdsf(const struct fs_problem *p, const struct fs_options *opt,
 		   struct fs_solution *out, struct fs_error *err);
 /* fs_solve_psdsf from start[N][K] (any x >= 0; made feasible on eligibility
- * and max_tasks first) instead of per-server DRF. */
+ * and max_tasks first) instead of per-server DRF; level[K][M] is start's
+ * fs_solution.level (NULL: unknown), which the repair of start reads. */
 int fs_solve_psdsf_from(const struct fs_problem *p, const struct fs_options *opt,
-			const double *start, struct fs_solution *out, struct fs_error *err);
+			const double *start, const double *level, struct fs_solution *out,
+			struct fs_error *err);
 int fs_solve_drf(const struct fs_problem *p, const struct fs_options *opt, struct fs_solution *out,
 		 struct fs_error *err);
 int fs_solve_tsf(const struct fs_problem *p, const struct fs_options *opt, struct fs_solution *out,

@@ -140,7 +140,8 @@ int fs_solution_init(struct fs_solution *s, const struct fs_problem *p)
 	s->x = calloc(cells, sizeof(*s->x));
 	s->tenant = calloc(N ? N : 1, sizeof(*s->tenant));
 	s->bottleneck = calloc(cells, sizeof(*s->bottleneck));
-	if (!s->x || !s->tenant || !s->bottleneck) {
+	s->level = calloc(K * p->n_resources > 0 ? K * p->n_resources : 1, sizeof(*s->level));
+	if (!s->x || !s->tenant || !s->bottleneck || !s->level) {
 		fs_solution_free(s);
 		return -ENOMEM;
 	}
@@ -158,9 +159,11 @@ void fs_solution_free(struct fs_solution *s)
 	free(s->x);
 	free(s->tenant);
 	free(s->bottleneck);
+	free(s->level);
 	s->x = NULL;
 	s->tenant = NULL;
 	s->bottleneck = NULL;
+	s->level = NULL;
 }
 
 void fs_solution_finish(struct fs_solution *s, const struct fs_problem *p, double tol)
@@ -223,9 +226,13 @@ void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
 		}
 	}
 	for (size_t k = 0; k < K; k++)
-		for (size_t r = 0; r < M; r++)
-			if (used[k * M + r] >= p->capacity[k * M + r] * (1 - 1e3 * tol))
+		for (size_t r = 0; r < M; r++) {
+			const size_t i = k * M + r;
+			const bool full = used[i] >= p->capacity[i] * (1 - 1e3 * tol);
+			if (full)
 				sat[k * M + sat_n[k]++] = r;
+			s->level[i] = full && richest[i] > 0 ? richest[i] : 0;
+		}
 	/* Bottleneck on pool k: a saturated demanded resource where no other user
 	 * of it has a larger weighted VDS (Theorem 1); failing that, the saturated
 	 * demanded resource with the largest d/c. Only the saturated resources

@@ -33,7 +33,8 @@
  *    is a single best response from zero, which is per-server DRF. On
  *    two or more pools the previous solution is first repaired
  *    (psdsf_repair.c: the exact solution of a structure near the previous
- *    one, by active-set rounds on its linear equations); when that
+ *    one, by active-set rounds on its linear equations, starting from its
+ *    levels when the warm start carries them); when that
  *    settles and the certificate passes it, that is the answer, with no
  *    sweep, and when it gives up the sweeps start from the previous
  *    solution as before. Cold or warm, the sweeps' state goes to the
@@ -203,6 +204,7 @@ struct psdsf {
 	size_t *order, *order_len; /* [K][N], [K] */
 	bool *seen;		   /* [N] */
 	bool warm;		   /* x is a previous solution: repair it first */
+	const double *prev_level;  /* [K][M] its fs_solution.level, or NULL */
 	bool certified;		   /* x passed the certificate (after a repair) */
 };
 
@@ -1170,6 +1172,7 @@ static int repair(struct psdsf *s, bool previous)
 	    .x = s->x,
 	    .tot = s->tot,
 	    .previous = previous,
+	    .level = previous ? s->prev_level : NULL,
 	};
 	int rounds;
 	const int ret = psdsf_repair(&st, REPAIR_ROUNDS, &rounds);
@@ -1293,7 +1296,7 @@ static void warm_start(struct psdsf *s, const double *start)
  * 10,000 on one pool). !fast: Algorithm-I rounds from per-server DRF.
  */
 static int solve(const struct fs_problem *p, const struct fs_options *opt, struct fs_solution *out,
-		 struct fs_error *err, bool fast, const double *start)
+		 struct fs_error *err, bool fast, const double *start, const double *level)
 {
 	struct psdsf s = {
 	    .p = p,
@@ -1302,6 +1305,7 @@ static int solve(const struct fs_problem *p, const struct fs_options *opt, struc
 	    .M = p->n_resources,
 	    .tol = opt && opt->tol > 0 ? opt->tol : FS_DEFAULT_TOL,
 	    .x = out->x,
+	    .prev_level = level,
 	};
 	const int max_rounds = opt && opt->max_iter > 0 ? opt->max_iter : PSDSF_DEFAULT_ROUNDS;
 	bool quiet = false;
@@ -1357,17 +1361,18 @@ out:
 int fs_solve_psdsf(const struct fs_problem *p, const struct fs_options *opt,
 		   struct fs_solution *out, struct fs_error *err)
 {
-	return solve(p, opt, out, err, true, NULL);
+	return solve(p, opt, out, err, true, NULL, NULL);
 }
 
 int fs_solve_psdsf_from(const struct fs_problem *p, const struct fs_options *opt,
-			const double *start, struct fs_solution *out, struct fs_error *err)
+			const double *start, const double *level, struct fs_solution *out,
+			struct fs_error *err)
 {
-	return solve(p, opt, out, err, true, start);
+	return solve(p, opt, out, err, true, start, level);
 }
 
 int fs_psdsf_algorithm1(const struct fs_problem *p, const struct fs_options *opt,
 			struct fs_solution *out, struct fs_error *err)
 {
-	return solve(p, opt, out, err, false, NULL);
+	return solve(p, opt, out, err, false, NULL, NULL);
 }

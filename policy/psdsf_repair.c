@@ -69,6 +69,18 @@
  * alone 5, the weight alone 3). What it settles and what that saves is in
  * docs/policy-notes.md (issue 17).
  *
+ * From a previous solution, the structure starts at that solution's levels
+ * when the warm start carries them (fs_solution.level): which resources
+ * were saturated, and at what level, before the demands changed. From x
+ * alone, a resource whose user now demands less is under capacity under
+ * the new demands and gets no level, and a user that now demands more has
+ * a share above its level, which the largest share then takes for the
+ * level; either gives holders the wrong bottleneck. Measured (first
+ * repair, same build without them): test_psdsf_repair's instances, 300
+ * and 100 seeds, 236 -> 290 and 60 -> 90 settled; fairshare-bench's, K =
+ * 100, M = 8, 1 -> 4 of 10 (M = 4: 6 of 10, N = 200: 200 of 200, both
+ * unchanged).
+ *
  * An entrant's tie can contradict another split tenant's: the other one
  * leaves the pool it values less, the entrant's new entry comes out below
  * 0 and leaves, the other one is the next entrant, and the two take turns
@@ -350,8 +362,10 @@ static void init_structure(struct repair *r)
 		}
 	}
 	tally_use(r, zero);
-	/* a saturated resource's level: the largest share of a below-cap holder */
+	/* A saturated resource's level: the largest share of a below-cap
+	 * holder, or the previous solution's level when known (see the top). */
 	const double sat = st->previous ? SAT_PREVIOUS : SAT_START;
+	const double *prev = st->level;
 	for (size_t n = 0; n < N; n++) {
 		if (r->capd[n])
 			continue;
@@ -361,7 +375,7 @@ static void init_structure(struct repair *r)
 			for (size_t q = 0; q < M; q++) {
 				const size_t iq = i * M + q;
 				if (!(d[n * M + q] > 0) || !(c[iq] > 0) ||
-				    r->used[iq] < c[iq] * (1 - sat))
+				    (r->used[iq] < c[iq] * (1 - sat) && !(prev && prev[iq] > 0)))
 					continue;
 				if (r->level_of[iq] < 0)
 					new_level(r, i, q, s);
@@ -369,6 +383,11 @@ static void init_structure(struct repair *r)
 					r->lam[r->level_of[iq]] = fmax(r->lam[r->level_of[iq]], s);
 			}
 		}
+	}
+	for (size_t v = 0; prev && v < r->L; v++) {
+		const double lv = prev[r->lv_pool[v] * M + r->lv_res[v]];
+		if (lv > 0)
+			r->lam[v] = lv;
 	}
 }
 

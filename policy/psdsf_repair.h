@@ -24,6 +24,8 @@ struct psdsf_state {
 	double *tot;		/* [N] row sums of x */
 	bool previous;		/* x is the previous solution (fs_solve_warm),
 				   not the sweeps' state: see SAT_PREVIOUS */
+	const double *level;	/* [K][M]: that solution's fs_solution.level
+				   (previous only; NULL: unknown) */
 };
 
 /*

@@ -20,6 +20,7 @@ struct fs_warm_start fs_warm_start_of(const struct fs_problem *p, const struct f
 	    .n_resources = p->n_resources,
 	    .rule = s->rule,
 	    .x = s->x,
+	    .level = s->level,
 	    .tenant_names = p->tenant_names,
 	    .pool_names = p->pool_names,
 	};
@@ -57,7 +58,7 @@ int fs_solve_warm(const struct fs_problem *p, enum fs_rule rule, const struct fs
 	if (r < 0)
 		return r;
 	out->warm = true;
-	r = fs_solve_psdsf_from(p, &o, prev->x, out, err);
+	r = fs_solve_psdsf_from(p, &o, prev->x, prev->level, out, err);
 	out->guard = fs_guard_capacity(p, out);
 	return r;
 }

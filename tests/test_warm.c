@@ -220,6 +220,35 @@ static void warm_after_eligibility_change(void **state)
 }
 
 /* Another size, rule or tenant/pool order: a cold solve, as fs_solve's. */
+/*
+ * A solution's water levels, which its warm start carries to the repair of
+ * the next solve (psdsf_repair.c): one pool, cpu 10 and memory 100, two
+ * tenants demanding 1 of each with weights 1 and 2. PS-DSF gives them 10/3
+ * and 20/3 tasks (gamma 10 each, weighted VDS 1/3 each): cpu is full at
+ * level 1/3, memory (10 of 100 used) is not, level 0.
+ */
+static void levels_carried(void **state)
+{
+	static const double cap[] = {10, 100}, dem[] = {1, 1, 1, 1}, w[] = {1, 2};
+	const struct fs_problem p = {.n_tenants = 2,
+				     .n_pools = 1,
+				     .n_resources = 2,
+				     .capacity = cap,
+				     .demand = dem,
+				     .weight = w};
+	struct fs_solution s;
+
+	(void)state;
+	solve_ok(&p, NULL, &s);
+	assert_close(s.x[0], 10.0 / 3, 1e-9);
+	assert_close(s.x[1], 20.0 / 3, 1e-9);
+	assert_close(s.level[0], 1.0 / 3, 1e-9);
+	assert_true(s.level[1] == 0);
+	const struct fs_warm_start ws = fs_warm_start_of(&p, &s);
+	assert_ptr_equal(ws.level, s.level);
+	fs_solution_free(&s);
+}
+
 static void refused_starts(void **state)
 {
 	static const char *const names[] = {"a", "b", "c"}, *const other[] = {"a", "c", "b"};
@@ -271,6 +300,7 @@ static void refused_starts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(levels_carried),
 	    cmocka_unit_test(refused_starts),
 	    cmocka_unit_test(warm_from_own_solution),
 	    cmocka_unit_test(warm_after_eligibility_change),
