@@ -5,10 +5,11 @@
  * one) by a factor in [0.8, 1.2] per resource, then time a cold solve of the
  * changed instance and a warm one (fs_solve_warm from the first solution).
  * Each time is the median CPU time (see cpu_now_ms) of the repetitions one
- * seed gets in a small budget; the table shows the median and the worst over the seeds, with the
- * iteration counts (psdsf: best-response sweeps + Algorithm-I rounds; a
- * warm solve whose repair settled (psdsf_repair.c) counts the one sweep that
- * confirms it, not the repair's rounds).
+ * seed gets in a small budget; the table shows the median and the worst
+ * over the seeds, with the iteration counts (psdsf: best-response sweeps +
+ * Algorithm-I rounds; the repair's rounds are not counted, so a warm solve
+ * the first repair settles (psdsf_repair.c) counts 0, and "rep" counts the
+ * seeds whose solve ended at the repair's point).
  * Both results must pass the Theorem-1 predicate; "diff" is the largest
  * difference of their totals per tenant, in units of the tenant's own scale
  * (max_tasks when finite, else its largest gamma), which need not be 0:
