@@ -154,6 +154,16 @@ for f in psdsf-regress-n100-k20 psdsf-regress-n400-k15; do
 	fi
 done
 
+# A psdsf solve that ends at the repair's exact point (policy/psdsf_repair.c)
+# says so, in the table's header and in JSON: n400-k15's sweeps hand over at
+# sweep 16 and the repair settles; n100-k20's repairs give up and its sweeps
+# converge on their own.
+if run 0 solve "$V/psdsf-regress-n400-k15.ini"; then
+	expect_grep '15 pools, 16 iterations and a repair$' out "n400-k15 header says repaired"
+fi
+expect_json 'd["repaired"] is True and d["iterations"] == 16' "$V/psdsf-regress-n400-k15.ini"
+expect_json 'd["repaired"] is False' "$V/psdsf-regress-n100-k20.ini"
+
 # --- apf on the same vectors (issue 16) ------------------------------------
 # Best responses used to stop at their 5000-sweep cap on both at alpha 1. The
 # global solver must converge at every alpha; sharing incentive holds for

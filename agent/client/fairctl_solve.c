@@ -262,8 +262,11 @@ static void print_table(const struct scenario *sc, const struct fs_problem *p,
 	if (sc->cap)
 		printf(" with per-pool caps%s",
 		       sc->has_alloc ? ", given allocation (fleet dump)" : "");
-	printf(", %zu tenants, %zu pool%s, %d iteration%s\n\n", sc->n_tenants, K, K == 1 ? "" : "s",
-	       s->iterations, s->iterations == 1 ? "" : "s");
+	/* a repaired psdsf solve ends at the repair's exact point after its
+	 * sweeps (0 of them, warm): say so, or 0 iterations reads as none */
+	printf(", %zu tenants, %zu pool%s, %d iteration%s%s\n\n", sc->n_tenants, K,
+	       K == 1 ? "" : "s", s->iterations, s->iterations == 1 ? "" : "s",
+	       s->repaired ? " and a repair" : "");
 
 	printf("%-*s", (int)tw, "tenant");
 	for (size_t k = 0; k < K; k++)
@@ -439,6 +442,7 @@ static int print_json(const struct scenario *sc, const struct fs_problem *p,
 	if (s->rule == FS_RULE_APF)
 		json_object_object_add(root, "alpha", jnum(opt->alpha));
 	json_object_object_add(root, "iterations", json_object_new_int(s->iterations));
+	json_object_object_add(root, "repaired", json_object_new_boolean(s->repaired));
 	json_object_object_add(root, "per_pool_caps", json_object_new_boolean(sc->cap != NULL));
 	json_object_object_add(root, "given_allocation", json_object_new_boolean(sc->has_alloc));
 	arr = json_object_new_array();
