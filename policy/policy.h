@@ -86,9 +86,10 @@ struct fs_solution {
 	int *bottleneck;		 /* [N][K]: saturated resource with d > 0 that is a
 					    Theorem-1 bottleneck when one exists, else the
 					    saturated demanded resource; FS_NO_RESOURCE */
-	double *level;			 /* [K][M]: a saturated resource's water level,
-					    the largest weighted VDS among its holders
-					    (PS-DSF's price of it); 0 when not saturated */
+	double *level;			 /* [K][M]: a saturated resource's largest
+					    weighted VDS among its holders (of a PS-DSF
+					    point, its water level, which a warm start
+					    carries); 0 when not saturated or unheld */
 	double guard;			 /* fs_guard_capacity's result: 1, or < 1 when the
 					    rule over-allocated and x was scaled down */
 	int iterations;			 /* solver iterations (rule-specific unit; apf:

@@ -231,7 +231,8 @@ void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
 			const bool full = used[i] >= p->capacity[i] * (1 - 1e3 * tol);
 			if (full)
 				sat[k * M + sat_n[k]++] = r;
-			s->level[i] = full && richest[i] > 0 ? richest[i] : 0;
+			if (s->level) /* (fs_solution_init allocates it) */
+				s->level[i] = full && richest[i] > 0 ? richest[i] : 0;
 		}
 	/* Bottleneck on pool k: a saturated demanded resource where no other user
 	 * of it has a larger weighted VDS (Theorem 1); failing that, the saturated

@@ -70,12 +70,13 @@
  * docs/policy-notes.md (issue 17).
  *
  * From a previous solution, the structure starts at that solution's levels
- * when the warm start carries them (fs_solution.level): which resources
- * were saturated, and at what level, before the demands changed. From x
- * alone, a resource whose user now demands less is under capacity under
- * the new demands and gets no level, and a user that now demands more has
- * a share above its level, which the largest share then takes for the
- * level; either gives holders the wrong bottleneck. Measured (first
+ * when the warm start carries them (fs_solution.level): a resource that
+ * was saturated before the demands changed gets a level (where a below-cap
+ * holder demands it) at its old value, besides those full under the new
+ * demands. From x alone, a resource whose user now demands less is under
+ * capacity under the new demands and gets no level, and a user that now
+ * demands more has a share above its level, which the largest share then
+ * takes for the level; either gives holders the wrong bottleneck. Measured (first
  * repair, same build without them): test_psdsf_repair's instances, 300
  * and 100 seeds, 236 -> 290 and 60 -> 90 settled; fairshare-bench's, K =
  * 100, M = 8, 1 -> 4 of 10 (M = 4: 6 of 10, N = 200: 200 of 200, both
@@ -85,9 +86,9 @@
  * leaves the pool it values less, the entrant's new entry comes out below
  * 0 and leaves, the other one is the next entrant, and the two take turns
  * until the rounds run out (the repairs at sweeps 16 and 32 of N = 200,
- * K = 6, seed 7; the first repair of K = 100, M = 4, seed 1). So the next
- * time the entrant whose entry failed that way is the entrant again, it
- * moves: it leaves its other pools for that one (the last such entry is
+ * K = 6, seed 7; the first repair of K = 100, M = 4, seed 1). So when the
+ * tenant whose entry failed that way is the entrant for that pool again,
+ * it moves: it leaves its other pools for that one (the last such entry is
  * remembered; remembering the last 8 settled no more).
  *
  * It gives up (and restores x) when a change has nothing to act on (a level
@@ -946,7 +947,6 @@ static int apply_checks(struct repair *r)
 
 	r->enter_n = N;
 	r->enter_gain = 1;
-	r->last_n = N;
 	for (size_t v = 0; v < r->L; v++) {
 		if (r->lam[v] > 0)
 			continue;
@@ -968,8 +968,11 @@ static int apply_checks(struct repair *r)
 		r->lam[v] = lo * (1 - 1e-6);
 		changes++;
 	}
+	/* (a round that only moves levels keeps the last entrant: its entry
+	 * is judged after the next solve) */
 	if (changes)
 		return changes;
+	r->last_n = N;
 	/* the solved point's use, before the checks change what is held */
 	tally_use(r, 0);
 	if (r->low) {

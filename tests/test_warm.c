@@ -219,13 +219,14 @@ static void warm_after_eligibility_change(void **state)
 	tu_instance_free(&in);
 }
 
-/* Another size, rule or tenant/pool order: a cold solve, as fs_solve's. */
 /*
  * A solution's water levels, which its warm start carries to the repair of
  * the next solve (psdsf_repair.c): one pool, cpu 10 and memory 100, two
  * tenants demanding 1 of each with weights 1 and 2. PS-DSF gives them 10/3
  * and 20/3 tasks (gamma 10 each, weighted VDS 1/3 each): cpu is full at
- * level 1/3, memory (10 of 100 used) is not, level 0.
+ * level 1/3, memory (10 of 100 used) is not, level 0. (That fs_solve_warm
+ * hands them to the repair, test_psdsf_repair's sweeps check: a warm solve
+ * must end where the direct repair, given the levels, does.)
  */
 static void levels_carried(void **state)
 {
@@ -249,6 +250,7 @@ static void levels_carried(void **state)
 	fs_solution_free(&s);
 }
 
+/* Another size, rule or tenant/pool order: a cold solve, as fs_solve's. */
 static void refused_starts(void **state)
 {
 	static const char *const names[] = {"a", "b", "c"}, *const other[] = {"a", "c", "b"};
