@@ -76,11 +76,11 @@
  * demands. From x alone, a resource whose user now demands less is under
  * capacity under the new demands and gets no level, and a user that now
  * demands more has a share above its level, which the largest share then
- * takes for the level; either gives holders the wrong bottleneck. Measured (first
- * repair, same build without them): test_psdsf_repair's instances, 300
- * and 100 seeds, 236 -> 290 and 60 -> 90 settled; fairshare-bench's, K =
- * 100, M = 8, 1 -> 4 of 10 (M = 4: 6 of 10, N = 200: 200 of 200, both
- * unchanged).
+ * takes for the level; either gives holders the wrong bottleneck.
+ * Measured (first repair, same build without them): test_psdsf_repair's
+ * instances, 300 and 100 seeds, 236 -> 290 and 60 -> 90 settled;
+ * fairshare-bench's, K = 100, M = 8, 1 -> 4 of 10 (M = 4: 6 of 10, N =
+ * 200: 200 of 200, both unchanged).
  *
  * An entrant's tie can contradict another split tenant's: the other one
  * leaves the pool it values less, the entrant's new entry comes out below
