@@ -145,15 +145,37 @@
  */
 #define REPAIR_ROUNDS 32
 /*
+ * The same for a cold solve's repairs of the sweeps' state (from sweep 16
+ * on): there the structure is further from the answer's, and a repair that
+ * settles takes more rounds, one entrant each. On the bench's cold
+ * instances, N = 200, K = 6..8, 20 seeds, the repairs at sweep 16 that 32
+ * rounds stopped settle in 35-122, and those seeds ended at sweep 32, 64
+ * or 128, the worst of their sizes. A repair that cycles instead stops at
+ * REVISITS_MAX (psdsf_repair.c). Measured (fairshare-bench --warm, same
+ * run, release, against 32): cold worst of 20 seeds, N = 200, M = 4, K =
+ * 6, 7, 8: 3.7, 3.8, 6.5 -> 1.6, 2.8, 2.9 ms, M = 8, K = 8: 6.0 -> 3.1 ms;
+ * K = 100 (10 seeds): the same sweep counts and settles (the times within
+ * the machine's drift between runs). test_psdsf_repair's instances with
+ * tenants that demand nothing of some resources (300 seeds each at K 2-8
+ * and K 10-16): no seed more sweeps, 9 and 12 fewer, and 2.8 and 3.2 %
+ * more instructions in all (callgrind), since repairs that fail either way
+ * run longer; a seed that takes 200-500 sweeps either way pays most (the
+ * worst of K 2-8, 357 sweeps, 18 -> 29 ms). A warm solve keeps 32: its
+ * repairs start near the answer, and at K = 100, M = 8 more rounds only
+ * made two failing retries longer.
+ */
+#define REPAIR_ROUNDS_COLD 128
+/*
  * The sweeps hand over to the repair again at this sweep, and at every
- * doubling of it (so failed attempts, at most REPAIR_ROUNDS rounds each,
- * cost a bounded share of the sweeps). From a sweep's state the structure
- * is that of the answer long before the sweeps stop drifting along the
- * splits. Measured (fairshare-bench --warm, same run, release, against the
- * build without it): N = 1000, K = 100, M = 4, cold median 2.18 -> 0.70 s,
- * warm 710 -> 147 ms (every seed settles by a repair); N = 200, K = 8, M =
- * 4, cold median 3.2 -> 1.2 ms. From sweep 4 or 8 instead, cold N = 200,
- * K = 6..8 was slower and K = 100 no faster. Full table in
+ * doubling of it (so failed attempts, at most REPAIR_ROUNDS_COLD rounds
+ * each, REPAIR_ROUNDS warm, cost a bounded share of the sweeps; most give
+ * up within a few rounds). From a sweep's state the structure is that of
+ * the answer long before the sweeps stop drifting along the splits.
+ * Measured (fairshare-bench --warm, same run, release, against the build
+ * without it): N = 1000, K = 100, M = 4, cold median 2.18 -> 0.70 s, warm
+ * 710 -> 147 ms (every seed settles by a repair); N = 200, K = 8, M = 4,
+ * cold median 3.2 -> 1.2 ms. From sweep 4 or 8 instead, cold N = 200, K =
+ * 6..8 was slower and K = 100 no faster. Full table in
  * docs/policy-notes.md.
  */
 #define REPAIR_FIRST_SWEEP 16
@@ -1160,6 +1182,7 @@ static bool certify(const struct psdsf *s)
  */
 static int repair(struct psdsf *s, bool previous)
 {
+	const int max_rounds = s->warm ? REPAIR_ROUNDS : REPAIR_ROUNDS_COLD;
 	const struct psdsf_state st = {
 	    .p = s->p,
 	    .N = s->N,
@@ -1175,7 +1198,7 @@ static int repair(struct psdsf *s, bool previous)
 	    .level = previous ? s->prev_level : NULL,
 	};
 	int rounds;
-	const int ret = psdsf_repair(&st, REPAIR_ROUNDS, &rounds);
+	const int ret = psdsf_repair(&st, max_rounds, &rounds);
 
 	if (ret > 0)
 		s->certified = certify(s);

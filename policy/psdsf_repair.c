@@ -94,7 +94,8 @@
  * It gives up (and restores x) when a change has nothing to act on (a level
  * <= 0 with no other holder, a resource past capacity with no below-cap
  * user), the system is singular (or was numerically singular: the settled
- * point is not feasible, see feasible_point), or after max_iter rounds.
+ * point is not feasible, see feasible_point), when its rounds keep ending
+ * in structures it has been in (REVISITS_MAX), or after max_iter rounds.
  * (The all-at-once version also gave up once the changes grew past twice
  * the first round's plus 8; one entrant a round makes slow rounds the
  * normal case, and that rule cut 3 of the 198.) Tried and not kept (branch
@@ -116,6 +117,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +139,25 @@
 #define CAPPED_WEIGHT 0.1
 /* the pattern table (pattern_levels) up to this many resources: 256 K ints */
 #define PATTERN_MAX_M 8
+/*
+ * Rounds that end in a structure the repair has been in before, past which
+ * it gives up: it is cycling (an entrant that leaves again, levels that
+ * come and go), and more rounds only cost. A structure is the held pools,
+ * the capped tenants and which resources have a level (structure_hash).
+ * Repairs that settle revisit too (the point differs each time, and with
+ * it the checks), so the first revisit is not the end. Measured with the
+ * 128 rounds of a cold solve's repairs (psdsf.c REPAIR_ROUNDS_COLD), an
+ * instrumented build, same run: test_psdsf_repair's instances with tenants
+ * that demand nothing of some resources, 300 cold solves each at K 2-8 and
+ * K 10-16, took 866 and 3600 ms in all with no limit, 697 and 2857 with 8,
+ * 659 and 2682 with 4 (730 and 2847 at 32 rounds, as before); the bench's
+ * cold N = 200, K = 4..8, 20 seeds: 8 keeps the settles of the 128 rounds
+ * but one (M = 4, K = 7, seed 19 at sweep 32 instead of 16), 4 also sends
+ * M = 8, K = 8, seed 18 back to sweep 128. With 1000 rounds allowed, warm
+ * repairs that went on to the 1000 stop after 14-107 (test
+ * gives_up_on_a_cycle).
+ */
+#define REVISITS_MAX 8
 
 struct repair {
 	const struct psdsf_state *st;
@@ -180,6 +201,7 @@ struct repair {
 	/* the last round's entrant, and the last entrant whose entry came out
 	 * below 0 in the solve after it entered (n = N: none; see the top) */
 	size_t last_n, last_i, failed_n, failed_i;
+	uint64_t *seen; /* [max_iter]: structure_hash after each round */
 };
 
 /* The root of v and lambda_v / lambda_root, compressing v's path. */
@@ -1043,6 +1065,27 @@ static int apply_checks(struct repair *r)
 	return changes;
 }
 
+/*
+ * The structure as REVISITS_MAX compares it: which pools each tenant holds,
+ * which tenants are capped, which resources have a level (FNV-1a; the
+ * levels' values and the bottlenecks follow from these).
+ */
+static uint64_t structure_hash(const struct repair *r)
+{
+	const uint64_t prime = 1099511628211ull;
+	uint64_t h = 14695981039346656037ull;
+
+	for (size_t n = 0; n < r->N; n++) {
+		h = (h ^ (r->capd[n] ? 1 : 2)) * prime;
+		for (size_t a = 0; a < r->nhold[n]; a++)
+			h = (h ^ (r->held[n * r->K + a] + 3)) * prime;
+	}
+	for (size_t iq = 0; iq < r->K * r->M; iq++)
+		if (r->level_of[iq] >= 0)
+			h = (h ^ ((uint64_t)(iq + 3) << 32)) * prime;
+	return h;
+}
+
 /* Entries the checks let pass as rounding (above -CHECK_REL gamma) go to 0. */
 static void clamp_rounding(struct repair *r)
 {
@@ -1135,9 +1178,10 @@ static void repair_free(struct repair *r)
 	free(r->mark);
 	free(r->x_in);
 	free(r->tot_in);
+	free(r->seen);
 }
 
-static int repair_alloc(struct repair *r)
+static int repair_alloc(struct repair *r, int max_iter)
 {
 	const size_t N = r->N, K = r->K, KM = r->K * r->M, LV = 2 * KM, P = 2 * KM;
 
@@ -1170,11 +1214,12 @@ static int repair_alloc(struct repair *r)
 	r->mark = calloc(P, sizeof(bool));
 	r->x_in = calloc(N * K, sizeof(double));
 	r->tot_in = calloc(N, sizeof(double));
+	r->seen = calloc(max_iter > 0 ? (size_t)max_iter : 1, sizeof(uint64_t));
 	if (!r->hold || !r->nhold || !r->held || !r->pattern ||
 	    (r->M <= PATTERN_MAX_M && !r->low) || !r->capd || !r->bneck || !r->level_of ||
 	    !r->lv_pool || !r->lv_res || !r->lam || !r->idle || !r->parent || !r->ratio ||
 	    !r->comp || !r->rho || !r->map || !r->x0 || !r->used || !r->rhs || !r->g || !r->ord ||
-	    !r->y || !r->piv || !r->touched || !r->mark || !r->x_in || !r->tot_in)
+	    !r->y || !r->piv || !r->touched || !r->mark || !r->x_in || !r->tot_in || !r->seen)
 		return -ENOMEM;
 	return 0;
 }
@@ -1184,7 +1229,7 @@ int psdsf_repair(const struct psdsf_state *st, int max_iter, int *iters)
 	struct repair r = {
 	    .st = st, .N = st->N, .K = st->K, .M = st->M, .last_n = st->N, .failed_n = st->N};
 	const size_t N = st->N, K = st->K;
-	int ret = repair_alloc(&r), it = 0;
+	int ret = repair_alloc(&r, max_iter), it = 0, revisits = 0;
 
 	*iters = 0;
 	if (ret < 0)
@@ -1214,6 +1259,14 @@ int psdsf_repair(const struct psdsf_state *st, int max_iter, int *iters)
 		}
 		if (changes < 0)
 			goto give_up;
+		const uint64_t h = structure_hash(&r);
+		for (int q = 0; q < it - 1; q++)
+			if (r.seen[q] == h) {
+				if (++revisits > REVISITS_MAX)
+					goto give_up;
+				break;
+			}
+		r.seen[it - 1] = h;
 	}
 give_up:
 	memcpy(st->x, r.x_in, N * K * sizeof(double));
