@@ -35,7 +35,7 @@ struct psdsf_state {
  * 0 when it gave up (x and tot are then exactly as on entry), or -ENOMEM
  * (x and tot restored too). The caller's Theorem-1 predicate still judges
  * the result. Its rounds are its own: psdsf.c does not count them in
- * fs_options.max_iter (REPAIR_ROUNDS there).
+ * fs_options.max_iter (REPAIR_ROUNDS and REPAIR_ROUNDS_COLD there).
  */
 int psdsf_repair(const struct psdsf_state *st, int max_iter, int *iters);
 
