@@ -127,6 +127,12 @@ void fs_solution_free(struct fs_solution *s);
  * (share and certificate are left to the rule).
  */
 void fs_solution_finish(struct fs_solution *s, const struct fs_problem *p, double tol);
+/*
+ * Recomputes tenant[].total and .capped only: after a change of x too small
+ * to move a saturation or bottleneck past fs_solution_finish's tolerances
+ * (fs_guard_capacity's rounding trims).
+ */
+void fs_solution_retotal(struct fs_solution *s, const struct fs_problem *p, double tol);
 
 /* Writes "tenant NAME" / "pool NAME" / "resource NAME" (or an index) into buf. */
 const char *fs_tenant_label(const struct fs_problem *p, size_t n, char *buf, size_t len);

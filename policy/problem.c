@@ -166,6 +166,27 @@ void fs_solution_free(struct fs_solution *s)
 	s->level = NULL;
 }
 
+/* Whether a total is at n's cap, as fs_solution_finish reports it. */
+static bool total_capped(const struct fs_problem *p, size_t n, double tot, double tol)
+{
+	return isfinite(fs_max_tasks(p, n)) && tot >= fs_max_tasks(p, n) * (1 - 1e3 * tol);
+}
+
+void fs_solution_retotal(struct fs_solution *s, const struct fs_problem *p, double tol)
+{
+	const size_t N = p->n_tenants, K = p->n_pools;
+
+	if (tol <= 0)
+		tol = FS_DEFAULT_TOL;
+	for (size_t n = 0; n < N; n++) {
+		double tot = 0;
+		for (size_t k = 0; k < K; k++)
+			tot += s->x[n * K + k];
+		s->tenant[n].total = tot;
+		s->tenant[n].capped = total_capped(p, n, tot, tol);
+	}
+}
+
 void fs_solution_finish(struct fs_solution *s, const struct fs_problem *p, double tol)
 {
 	fs_solution_finish_gamma(s, p, NULL, tol);
@@ -197,8 +218,7 @@ void fs_solution_finish_gamma(struct fs_solution *s, const struct fs_problem *p,
 		}
 		s->tenant[n].total = tot;
 		s->tenant[n].unserved = !served;
-		s->tenant[n].capped =
-		    isfinite(fs_max_tasks(p, n)) && tot >= fs_max_tasks(p, n) * (1 - 1e3 * tol);
+		s->tenant[n].capped = total_capped(p, n, tot, tol);
 	}
 	if (!used || !richest || !gamma || !sat || !sat_n)
 		goto out;

@@ -129,19 +129,21 @@
 
 #define PSDSF_DEFAULT_ROUNDS 20000
 /*
- * The warm repair's rounds (psdsf_repair.c) before the sweeps take over.
- * It runs on every warm re-solve with two or more pools. (Its first version
- * stopped at 16 pools: at K = 100 it settled 1 of 8 bench seeds traced and
- * its rounds raised the M = 8 median. With one entrant a round it settles
- * 6 of 10 at M = 4, and the M = 8 median moves within 3 %; the numbers are
- * in docs/policy-notes.md.) 32 rather than 16 since entrants that failed
- * as a split move (psdsf_repair.c): more repairs at sweep 16 of N = 200,
- * K = 4..8 that ran out of rounds while still converging then settle
- * (fairshare-bench --warm's cold instances, seeds past 16 sweeps of 20:
- * 8, 4, 8, 7 -> 2, 2, 3, 3 at M = 4, K = 6, 7, 8 and M = 8, K = 8; the
- * worst seed still needs 64-128), and warm K = 100, M = 4 seeds 2 and 7
- * settle at sweeps 4 and 32 instead of 128; cold K = 100 moves within
- * noise.
+ * The warm repair's rounds (psdsf_repair.c) before the sweeps take over: a
+ * warm solve's repairs, of the previous solution and of the sweeps' state
+ * after it (a cold solve's get REPAIR_ROUNDS_COLD, below). It runs on
+ * every warm re-solve with two or more pools. (Its first version stopped
+ * at 16 pools: at K = 100 it settled 1 of 8 bench seeds traced and its
+ * rounds raised the M = 8 median. With one entrant a round it settles 6 of
+ * 10 at M = 4, and the M = 8 median moves within 3 %; the numbers are in
+ * docs/policy-notes.md.) 32 rather than 16 since entrants that failed as a
+ * split move (psdsf_repair.c), when this cap was also a cold solve's: more
+ * repairs at sweep 16 of N = 200, K = 4..8 that ran out of rounds while
+ * still converging then settle (fairshare-bench --warm's cold instances,
+ * seeds past 16 sweeps of 20: 8, 4, 8, 7 -> 2, 2, 3, 3 at M = 4, K = 6, 7,
+ * 8 and M = 8, K = 8; the worst seed still needs 64-128), and warm K =
+ * 100, M = 4 seeds 2 and 7 settle at sweeps 4 and 32 instead of 128; cold
+ * K = 100 moves within noise.
  */
 #define REPAIR_ROUNDS 32
 /*
@@ -150,19 +152,20 @@
  * settles takes more rounds, one entrant each. On the bench's cold
  * instances, N = 200, K = 6..8, 20 seeds, the repairs at sweep 16 that 32
  * rounds stopped settle in 35-122, and those seeds ended at sweep 32, 64
- * or 128, the worst of their sizes. A repair that cycles instead stops at
- * REVISITS_MAX (psdsf_repair.c). Measured (fairshare-bench --warm, same
- * run, release, against 32): cold worst of 20 seeds, N = 200, M = 4, K =
- * 6, 7, 8: 3.7, 3.8, 6.5 -> 1.6, 2.8, 2.9 ms, M = 8, K = 8: 6.0 -> 3.1 ms;
- * K = 100 (10 seeds): the same sweep counts and settles (the times within
- * the machine's drift between runs). test_psdsf_repair's instances with
- * tenants that demand nothing of some resources (300 seeds each at K 2-8
- * and K 10-16): no seed more sweeps, 9 and 12 fewer, and 2.8 and 3.2 %
- * more instructions in all (callgrind), since repairs that fail either way
- * run longer; a seed that takes 200-500 sweeps either way pays most (the
- * worst of K 2-8, 357 sweeps, 18 -> 29 ms). A warm solve keeps 32: its
- * repairs start near the answer, and at K = 100, M = 8 more rounds only
- * made two failing retries longer.
+ * or 128, the worst of their sizes. A repair that cycles instead stops
+ * after REVISITS_MAX revisits (psdsf_repair.c). Measured (fairshare-bench
+ * --warm, same run, release, against 32): cold worst of 20 seeds, N = 200,
+ * M = 4, K = 6, 7, 8: 3.7, 3.8, 6.5 -> 1.6, 2.8, 2.9 ms, M = 8, K = 8: 6.0
+ * -> 3.1 ms; K = 100 (10 seeds): the same sweep counts and settles (the
+ * times within the machine's drift between runs). test_psdsf_repair's
+ * instances with tenants that demand nothing of some resources (300 seeds
+ * each at K 2-8 and K 10-16): no seed more sweeps, 9 and 12 fewer, and 2.8
+ * and 3.2 % more instructions (callgrind, seed 108 left out: it never
+ * converges, before or after), since repairs that fail either way run
+ * longer; a seed that takes 200-500 sweeps either way pays most (the worst
+ * of K 2-8, 357 sweeps, 18 -> 29 ms). A warm solve keeps 32: its repairs
+ * start near the answer, and at K = 100, M = 8 more rounds only made two
+ * failing retries longer.
  */
 #define REPAIR_ROUNDS_COLD 128
 /*

@@ -1067,8 +1067,9 @@ static int apply_checks(struct repair *r)
 
 /*
  * The structure as REVISITS_MAX compares it: which pools each tenant holds,
- * which tenants are capped, which resources have a level (FNV-1a; the
- * levels' values and the bottlenecks follow from these).
+ * which tenants are capped, which resources have a level (FNV-1a over
+ * words; the levels' values and the bottlenecks follow from these, idle
+ * flags and the last entrants aside).
  */
 static uint64_t structure_hash(const struct repair *r)
 {

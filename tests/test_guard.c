@@ -84,6 +84,39 @@ static void caps_eligibility_nan(void **state)
 	fs_solution_free(&s);
 }
 
+/*
+ * A trim within rounding (tenant 1 a few ulps over its cap of 3, and with
+ * it pool 0's cpu over 4) recomputes the totals and capped flags only; the
+ * rest of the finish (bottlenecks, levels) is left as the rule wrote it.
+ * One beyond rounding recomputes all of it. The sentinels tell which ran.
+ */
+static void rounding_trim_retotals(void **state)
+{
+	(void)state;
+	const double x[] = {1, 1, nextafter(nextafter(3, 4), 4), 0};
+	static const double over_cap[] = {0, 0, 3.5, 0};
+	struct fs_solution s;
+
+	guarded(x, &s);
+	s.level[0] = 42;
+	s.bottleneck[0] = 1;
+	assert_true(fs_guard_capacity(&prob, &s) == 1);
+	assert_true(s.x[2] <= 3 && s.x[2] > 3 * (1 - 1e-12));
+	assert_true(s.tenant[1].total == s.x[2] + s.x[3]);
+	assert_true(s.tenant[0].total == s.x[0] + s.x[1]);
+	assert_true(s.tenant[1].capped);
+	assert_true(fs_check_feasible(&prob, s.x, 0, NULL));
+	assert_true(s.level[0] == 42 && s.bottleneck[0] == 1);
+	fs_solution_free(&s);
+
+	guarded(over_cap, &s);
+	s.level[0] = 42;
+	s.bottleneck[0] = 1;
+	assert_true(fs_guard_capacity(&prob, &s) < 1);
+	assert_true(s.level[0] != 42 && s.bottleneck[0] != 1);
+	fs_solution_free(&s);
+}
+
 /* Every rule's fs_solve result on random instances leaves the guard idle
  * (guard == 1) and is feasible with no tolerance at all. */
 static void solve_results_within_capacity(void **state)
@@ -118,6 +151,7 @@ int main(void)
 	    cmocka_unit_test(feasible_untouched),
 	    cmocka_unit_test(over_capacity_scaled),
 	    cmocka_unit_test(caps_eligibility_nan),
+	    cmocka_unit_test(rounding_trim_retotals),
 	    cmocka_unit_test(solve_results_within_capacity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,7 +7,8 @@
  *   claims passes the feasibility and Theorem-1 predicates at 1e-9, it
  *   claims most of them (the measured rate, with a margin), and when it
  *   gives up the state is exactly as it was;
- * - cut short (one round), it gives up cleanly;
+ * - cut short (one round), it gives up cleanly; one that cycles gives up
+ *   long before a large round cap;
  * - where it settles, fs_solve_warm (which runs it first on two or more
  *   pools) ends there, with no sweep, the certificate passing the point;
  * - cold solves hand their sweeps' state to it, and end there where it
