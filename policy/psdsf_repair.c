@@ -146,15 +146,16 @@
  * the capped tenants and which resources have a level (structure_hash).
  * Repairs that settle revisit too (the point differs each time, and with
  * it the checks), so the first revisit is not the end. Measured with the
- * 128 rounds of a cold solve's repairs (psdsf.c REPAIR_ROUNDS_COLD), an
- * instrumented build, same run: test_psdsf_repair's instances with tenants
- * that demand nothing of some resources, 300 cold solves each at K 2-8 and
- * K 10-16, took 866 and 3600 ms in all with no limit, 697 and 2857 with 8,
- * 659 and 2682 with 4 (730 and 2847 at 32 rounds, as before); the bench's
- * cold N = 200, K = 4..8, 20 seeds: 8 keeps the settles of the 128 rounds
- * but one (M = 4, K = 7, seed 19 at sweep 32 instead of 16), 4 also sends
- * M = 8, K = 8, seed 18 back to sweep 128. With 1000 rounds allowed, warm
- * repairs that went on to the 1000 stop after 14-107 (test
+ * 128 rounds of a cold solve's repairs (psdsf.c REPAIR_ROUNDS_COLD), in
+ * callgrind instructions: test_psdsf_repair's instances with tenants that
+ * demand nothing of some resources, 300 cold solves each at K 2-8 and K
+ * 10-16 (seed 108 left out), 38 and 40 % more than at 32 rounds with no
+ * limit, 3.8 % more with 8, 3.5 % and 4.7 % less with 4; the bench's cold
+ * N = 200, K = 4..8, 20 seeds: 8 keeps the settles of the 128 rounds but
+ * one (M = 4, K = 7, seed 19 at sweep 32 instead of 16), 4 also sends M =
+ * 8, K = 8, seed 18 back to sweep 128. No limit settles 5 of the 300 at K
+ * 2-8 earlier (one at sweep 64 instead of 357). With 1000 rounds allowed,
+ * warm repairs that went on to the 1000 stop after 14-107 (test
  * gives_up_on_a_cycle).
  */
 #define REVISITS_MAX 8
