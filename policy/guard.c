@@ -122,11 +122,13 @@ double fs_guard_capacity(const struct fs_problem *p, struct fs_solution *s)
 	free(over);
 	/*
 	 * A rounding trim (every factor within GUARD_REPORT of 1, nothing
-	 * zeroed) moves no saturation or bottleneck past fs_solution_finish's
-	 * tolerances (1e3 tol), so only the totals are recomputed; a full
-	 * finish after every repaired PS-DSF point (its capped rows and full
-	 * resources come out a few ulps over) was a sixth of a warm re-solve
-	 * at N = 1000, K = 100.
+	 * zeroed) recomputes the totals and capped flags only: the finish's
+	 * saturation and bottleneck tests (at 1e3 tol) could flip only where
+	 * they sat within about 1e-9 of their threshold, where either answer
+	 * is within tolerance, so bottleneck[] and level[] stay as the rule
+	 * wrote them. A full finish after every repaired PS-DSF point (its
+	 * capped rows and full resources come out a few ulps over) was a sixth
+	 * of a warm re-solve at N = 1000, K = 100.
 	 */
 	if (changed && trimmed)
 		fs_solution_retotal(s, p, FS_DEFAULT_TOL);

@@ -128,8 +128,9 @@ void fs_solution_free(struct fs_solution *s);
  */
 void fs_solution_finish(struct fs_solution *s, const struct fs_problem *p, double tol);
 /*
- * Recomputes tenant[].total and .capped only: after a change of x too small
- * to move a saturation or bottleneck past fs_solution_finish's tolerances
+ * Recomputes tenant[].total and .capped only: after a change of x within
+ * rounding, which moves a saturation or bottleneck of fs_solution_finish
+ * only where it sat within about that much of its threshold
  * (fs_guard_capacity's rounding trims).
  */
 void fs_solution_retotal(struct fs_solution *s, const struct fs_problem *p, double tol);
@@ -147,6 +148,9 @@ const char *fs_resource_label(const struct fs_problem *p, size_t r, char *buf, s
  * or ineligible entries); fs_solve calls it on every result. Returns 1 when
  * nothing beyond rounding had to change, else the smallest factor applied
  * (0 for an entry that could not be scaled) -- a rule bug worth reporting.
+ * After a change beyond rounding it runs fs_solution_finish again; after a
+ * trim within rounding, fs_solution_retotal (bottleneck and level stay as
+ * the rule wrote them).
  */
 double fs_guard_capacity(const struct fs_problem *p, struct fs_solution *s);
 

@@ -2,6 +2,7 @@
 /* The capacity guard (policy/guard.c) and fs_solve's use of it (issue 16). */
 #include "testutil.h"
 
+#include <float.h>
 #include <math.h>
 
 /* Pool 0: cpu 4, mem 8; pool 1: cpu 2, mem 2. Tenant 1 may use pool 0 only. */
@@ -85,17 +86,30 @@ static void caps_eligibility_nan(void **state)
 }
 
 /*
- * A trim within rounding (tenant 1 a few ulps over its cap of 3, and with
- * it pool 0's cpu over 4) recomputes the totals and capped flags only; the
- * rest of the finish (bottlenecks, levels) is left as the rule wrote it.
- * One beyond rounding recomputes all of it. The sentinels tell which ran.
+ * A trim within rounding, of a row (tenant 1 a few ulps over its cap of 3)
+ * or of a pool (pool 0's cpu one ulp over 4), recomputes the totals and
+ * capped flags only; the rest of the finish (bottlenecks, levels) is left
+ * as the rule wrote it. One beyond rounding recomputes all of it. The
+ * sentinels tell which ran.
  */
 static void rounding_trim_retotals(void **state)
 {
 	(void)state;
 	const double x[] = {1, 1, nextafter(nextafter(3, 4), 4), 0};
+	const double pool_over[] = {1 + 4 * DBL_EPSILON, 1, 3, 0}; /* cpu 4 + 1 ulp */
 	static const double over_cap[] = {0, 0, 3.5, 0};
 	struct fs_solution s;
+
+	guarded(pool_over, &s);
+	s.level[0] = 42;
+	s.bottleneck[0] = 1;
+	assert_true(fs_guard_capacity(&prob, &s) == 1);
+	assert_true(s.x[0] < pool_over[0] && s.x[2] < 3); /* the column, scaled */
+	assert_true(s.tenant[0].total == s.x[0] + s.x[1]);
+	assert_true(s.tenant[1].total == s.x[2] + s.x[3]);
+	assert_true(fs_check_feasible(&prob, s.x, 0, NULL));
+	assert_true(s.level[0] == 42 && s.bottleneck[0] == 1);
+	fs_solution_free(&s);
 
 	guarded(x, &s);
 	s.level[0] = 42;
