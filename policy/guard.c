@@ -127,7 +127,7 @@ double fs_guard_capacity(const struct fs_problem *p, struct fs_solution *s)
 	 * they sat within about 1e-9 of their threshold, where either answer
 	 * is within tolerance, so bottleneck[] and level[] stay as the rule
 	 * wrote them. A full finish after every repaired PS-DSF point (its
-	 * capped rows and full resources come out a few ulps over) was a sixth
+	 * capped rows and full resources come out a few ulps over) was a fifth
 	 * of a warm re-solve at N = 1000, K = 100.
 	 */
 	if (changed && trimmed)
