@@ -169,7 +169,9 @@ void fs_solution_free(struct fs_solution *s)
 /* Whether a total is at n's cap, as fs_solution_finish reports it. */
 static bool total_capped(const struct fs_problem *p, size_t n, double tot, double tol)
 {
-	return isfinite(fs_max_tasks(p, n)) && tot >= fs_max_tasks(p, n) * (1 - 1e3 * tol);
+	const double mt = fs_max_tasks(p, n);
+
+	return isfinite(mt) && fs_at_cap(tot, mt, 1e3 * tol);
 }
 
 void fs_solution_retotal(struct fs_solution *s, const struct fs_problem *p, double tol)
