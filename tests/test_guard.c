@@ -92,6 +92,13 @@ static void caps_eligibility_nan(void **state)
  * as the rule wrote it. One beyond rounding recomputes all of it. The
  * sentinels tell which ran.
  */
+static void guarded_with_sentinels(const double *x, struct fs_solution *s)
+{
+	guarded(x, s);
+	s->level[0] = 42;
+	s->bottleneck[0] = 1;
+}
+
 static void rounding_trim_retotals(void **state)
 {
 	(void)state;
@@ -100,9 +107,7 @@ static void rounding_trim_retotals(void **state)
 	static const double over_cap[] = {0, 0, 3.5, 0};
 	struct fs_solution s;
 
-	guarded(pool_over, &s);
-	s.level[0] = 42;
-	s.bottleneck[0] = 1;
+	guarded_with_sentinels(pool_over, &s);
 	assert_true(fs_guard_capacity(&prob, &s) == 1);
 	assert_true(s.x[0] < pool_over[0] && s.x[2] < 3); /* the column, scaled */
 	assert_true(s.tenant[0].total == s.x[0] + s.x[1]);
@@ -111,9 +116,7 @@ static void rounding_trim_retotals(void **state)
 	assert_true(s.level[0] == 42 && s.bottleneck[0] == 1);
 	fs_solution_free(&s);
 
-	guarded(x, &s);
-	s.level[0] = 42;
-	s.bottleneck[0] = 1;
+	guarded_with_sentinels(x, &s);
 	assert_true(fs_guard_capacity(&prob, &s) == 1);
 	assert_true(s.x[2] <= 3 && s.x[2] > 3 * (1 - 1e-12));
 	assert_true(s.tenant[1].total == s.x[2] + s.x[3]);
@@ -123,9 +126,7 @@ static void rounding_trim_retotals(void **state)
 	assert_true(s.level[0] == 42 && s.bottleneck[0] == 1);
 	fs_solution_free(&s);
 
-	guarded(over_cap, &s);
-	s.level[0] = 42;
-	s.bottleneck[0] = 1;
+	guarded_with_sentinels(over_cap, &s);
 	assert_true(fs_guard_capacity(&prob, &s) < 1);
 	assert_true(s.level[0] != 42 && s.bottleneck[0] != 1);
 	fs_solution_free(&s);
