@@ -68,7 +68,7 @@ static void overuse_all(const struct fs_problem *p, const double *x, double *use
 	}
 }
 
-double fs_guard_capacity(const struct fs_problem *p, struct fs_solution *s)
+double fs_guard_capacity(const struct fs_problem *p, struct fs_solution *s, double tol)
 {
 	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
 	/* over[K], then used[K][M]; NULL: a pool at a time, from its column */
@@ -130,9 +130,11 @@ double fs_guard_capacity(const struct fs_problem *p, struct fs_solution *s)
 	 * capped rows and full resources come out a few ulps over) was a fifth
 	 * of a warm re-solve at N = 1000, K = 100.
 	 */
+	if (tol <= 0)
+		tol = FS_DEFAULT_TOL;
 	if (changed && trimmed)
-		fs_solution_retotal(s, p, FS_DEFAULT_TOL);
+		fs_solution_retotal(s, p, tol);
 	else if (changed)
-		fs_solution_finish(s, p, FS_DEFAULT_TOL);
+		fs_solution_finish(s, p, tol);
 	return least;
 }

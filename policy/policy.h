@@ -150,9 +150,11 @@ const char *fs_resource_label(const struct fs_problem *p, size_t r, char *buf, s
  * (0 for an entry that could not be scaled) -- a rule bug worth reporting.
  * After a change beyond rounding it runs fs_solution_finish again; after a
  * trim within rounding, fs_solution_retotal (bottleneck and level stay as
- * the rule wrote them).
+ * the rule wrote them); both at tol, the tolerance the rule solved at
+ * (<= 0: FS_DEFAULT_TOL), so that the flags they recompute agree with the
+ * ones the rule wrote.
  */
-double fs_guard_capacity(const struct fs_problem *p, struct fs_solution *s);
+double fs_guard_capacity(const struct fs_problem *p, struct fs_solution *s, double tol);
 
 /* --- solve.c ------------------------------------------------------------- */
 

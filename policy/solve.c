@@ -76,6 +76,6 @@ int fs_solve(const struct fs_problem *p, enum fs_rule rule, const struct fs_opti
 	if (r < 0)
 		return r;
 	r = rule_fns[rule](p, &o, out, err);
-	out->guard = fs_guard_capacity(p, out);
+	out->guard = fs_guard_capacity(p, out, o.tol);
 	return r;
 }

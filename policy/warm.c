@@ -59,6 +59,6 @@ int fs_solve_warm(const struct fs_problem *p, enum fs_rule rule, const struct fs
 		return r;
 	out->warm = true;
 	r = fs_solve_psdsf_from(p, &o, prev->x, prev->level, out, err);
-	out->guard = fs_guard_capacity(p, out);
+	out->guard = fs_guard_capacity(p, out, o.tol);
 	return r;
 }

@@ -33,7 +33,7 @@ static void feasible_untouched(void **state)
 	struct fs_solution s;
 
 	guarded(x, &s);
-	assert_true(fs_guard_capacity(&prob, &s) == 1);
+	assert_true(fs_guard_capacity(&prob, &s, 0) == 1);
 	for (size_t i = 0; i < 4; i++)
 		assert_true(s.x[i] == x[i]);
 	fs_solution_free(&s);
@@ -48,7 +48,7 @@ static void over_capacity_scaled(void **state)
 	struct fs_solution s;
 
 	guarded(x, &s);
-	const double f = fs_guard_capacity(&prob, &s);
+	const double f = fs_guard_capacity(&prob, &s, 0);
 	assert_close(f, 4.0 / 6, 1e-12);
 	assert_close(s.x[0], 2, 1e-12);
 	assert_close(s.x[2], 2, 1e-12);
@@ -68,18 +68,18 @@ static void caps_eligibility_nan(void **state)
 	struct fs_solution s;
 
 	guarded(over_cap, &s);
-	assert_close(fs_guard_capacity(&prob, &s), 3 / 3.5, 1e-12);
+	assert_close(fs_guard_capacity(&prob, &s, 0), 3 / 3.5, 1e-12);
 	assert_true(s.x[2] <= 3);
 	fs_solution_free(&s);
 
 	guarded(ineligible, &s);
-	assert_true(fs_guard_capacity(&prob, &s) == 0);
+	assert_true(fs_guard_capacity(&prob, &s, 0) == 0);
 	assert_true(s.x[3] == 0);
 	assert_true(s.x[2] == 1);
 	fs_solution_free(&s);
 
 	guarded(nan_entry, &s);
-	assert_true(fs_guard_capacity(&prob, &s) == 0);
+	assert_true(fs_guard_capacity(&prob, &s, 0) == 0);
 	assert_true(s.x[0] == 0);
 	assert_true(fs_check_feasible(&prob, s.x, 0, NULL));
 	fs_solution_free(&s);
@@ -108,7 +108,7 @@ static void rounding_trim_retotals(void **state)
 	struct fs_solution s;
 
 	guarded_with_sentinels(pool_over, &s);
-	assert_true(fs_guard_capacity(&prob, &s) == 1);
+	assert_true(fs_guard_capacity(&prob, &s, 0) == 1);
 	assert_true(s.x[0] < pool_over[0] && s.x[2] < 3); /* the column, scaled */
 	assert_true(s.tenant[0].total == s.x[0] + s.x[1]);
 	assert_true(s.tenant[1].total == s.x[2] + s.x[3]);
@@ -117,7 +117,7 @@ static void rounding_trim_retotals(void **state)
 	fs_solution_free(&s);
 
 	guarded_with_sentinels(x, &s);
-	assert_true(fs_guard_capacity(&prob, &s) == 1);
+	assert_true(fs_guard_capacity(&prob, &s, 0) == 1);
 	assert_true(s.x[2] <= 3 && s.x[2] > 3 * (1 - 1e-12));
 	assert_true(s.tenant[1].total == s.x[2] + s.x[3]);
 	assert_true(s.tenant[0].total == s.x[0] + s.x[1]);
@@ -127,8 +127,34 @@ static void rounding_trim_retotals(void **state)
 	fs_solution_free(&s);
 
 	guarded_with_sentinels(over_cap, &s);
-	assert_true(fs_guard_capacity(&prob, &s) < 1);
+	assert_true(fs_guard_capacity(&prob, &s, 0) < 1);
 	assert_true(s.level[0] != 42 && s.bottleneck[0] != 1);
+	fs_solution_free(&s);
+}
+
+/*
+ * The flags a trim recomputes follow the tolerance the rule solved at:
+ * tenant 1 is 5e-5 under its cap of 3, capped at tol 1e-6 and not at the
+ * default 1e-9 (the finish's capped test takes 1e3 tol), and pool 0's cpu
+ * is two ulps over 4, so the guard trims.
+ */
+static void trim_keeps_the_rule_tolerance(void **state)
+{
+	(void)state;
+	const double x2 = 3 * (1 - 5e-5);
+	const double x[] = {4 - x2 + 8 * DBL_EPSILON, 1, x2, 0};
+	struct fs_solution s;
+
+	guarded(x, &s);
+	assert_true(fs_guard_capacity(&prob, &s, 1e-6) == 1);
+	assert_true(s.x[0] < x[0]); /* the column, scaled */
+	assert_true(s.tenant[1].capped);
+	fs_solution_free(&s);
+
+	guarded(x, &s);
+	assert_true(fs_guard_capacity(&prob, &s, 0) == 1);
+	assert_true(s.x[0] < x[0]);
+	assert_false(s.tenant[1].capped);
 	fs_solution_free(&s);
 }
 
@@ -167,6 +193,7 @@ int main(void)
 	    cmocka_unit_test(over_capacity_scaled),
 	    cmocka_unit_test(caps_eligibility_nan),
 	    cmocka_unit_test(rounding_trim_retotals),
+	    cmocka_unit_test(trim_keeps_the_rule_tolerance),
 	    cmocka_unit_test(solve_results_within_capacity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
