@@ -166,9 +166,7 @@ int fs_per_server_drf(const struct fs_problem *p, double *gamma, double *x, doub
 
 	if (!col)
 		return -ENOMEM;
-	for (size_t n = 0; n < N; n++)
-		for (size_t k = 0; k < K; k++)
-			gamma[n * K + k] = fs_gamma(p, n, k);
+	fs_gamma_all(p, gamma);
 	for (size_t k = 0; k < K && !ret; k++) {
 		for (size_t n = 0; n < N; n++)
 			col[n] = gamma[n * K + k];

@@ -126,6 +126,27 @@ double fs_gamma(const struct fs_problem *p, size_t n, size_t k)
 	return isfinite(g) ? g : 0.0;
 }
 
+void fs_gamma_all(const struct fs_problem *p, double *gamma)
+{
+	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
+
+	/* fs_gamma's arithmetic, with the demand row read once per tenant */
+	for (size_t n = 0; n < N; n++) {
+		const double *d = &p->demand[n * M];
+		for (size_t k = 0; k < K; k++) {
+			const double *c = &p->capacity[k * M];
+			double g = INFINITY;
+			for (size_t r = 0; r < M; r++)
+				if (d[r] > 0) {
+					const double t = c[r] / d[r];
+					if (t < g)
+						g = t;
+				}
+			gamma[n * K + k] = fs_eligible(p, n, k) && isfinite(g) ? g : 0.0;
+		}
+	}
+}
+
 int fs_solution_init(struct fs_solution *s, const struct fs_problem *p)
 {
 	const size_t N = p->n_tenants, K = p->n_pools;

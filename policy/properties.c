@@ -166,8 +166,7 @@ bool fs_check_psdsf_gamma(const struct fs_problem *p, const double *x, const dou
 		goto out;
 	}
 	if (!gamma) {
-		for (size_t j = 0; j < N * K; j++)
-			own_gamma[j] = fs_gamma(p, j / K, j % K);
+		fs_gamma_all(p, own_gamma);
 		gamma = own_gamma;
 	}
 	/* richest[k][r]: largest weighted VDS among the holders of r on k. */
@@ -187,28 +186,47 @@ bool fs_check_psdsf_gamma(const struct fs_problem *p, const double *x, const dou
 			if (g <= 0)
 				continue;
 			const double v = tot[n] / (phi * g);
+			/* (fmax without its call: v is not NaN past g > 0, nor rk) */
 			for (size_t r = 0; r < M; r++)
-				if (xm * dn[r] > tol * cap[r])
-					rk[r] = fmax(rk[r], v);
+				if (xm * dn[r] > tol * cap[r] && v > rk[r])
+					rk[r] = v;
 		}
 	}
-	for (size_t k = 0; k < K && ok; k++) {
-		const double *cap = &p->capacity[k * M], *uk = &use[k * M], *rk = &richest[k * M];
-		for (size_t n = 0; n < N && ok; n++) {
-			const double g = gamma[n * K + k], mt = fs_max_tasks(p, n);
-			if (g <= 0 || (isfinite(mt) && tot[n] >= mt * (1 - tol)))
+	/*
+	 * Row by row (gamma and x are [N][K]: a pool at a time strode N K
+	 * entries K apart, and this pass was the certificate's largest part at
+	 * N = 1000, K = 100); the failure reported is still the first in pool
+	 * order, then tenant order.
+	 */
+	size_t bad_k = K, bad_n = N;
+	double bad_v = 0;
+	for (size_t n = 0; n < N; n++) {
+		const double mt = fs_max_tasks(p, n), phi = fs_weight(p, n);
+		const double *dn = &p->demand[n * M];
+		if (isfinite(mt) && tot[n] >= mt * (1 - tol))
+			continue;
+		for (size_t k = 0; k < bad_k; k++) {
+			const double g = gamma[n * K + k];
+			const double *cap = &p->capacity[k * M], *uk = &use[k * M],
+				     *rk = &richest[k * M];
+			if (g <= 0)
 				continue;
-			const double v = tot[n] / (fs_weight(p, n) * g);
+			const double v = tot[n] / (phi * g);
 			bool found = false;
 			for (size_t r = 0; r < M && !found; r++)
-				found = p->demand[n * M + r] > 0 && uk[r] >= cap[r] * (1 - tol) &&
+				found = dn[r] > 0 && uk[r] >= cap[r] * (1 - tol) &&
 					v >= rk[r] * (1 - tol);
-			if (!found)
-				ok = fs_reject(
-				    why, "%s has no bottleneck resource on %s (weighted VDS %g)",
-				    fs_tenant_label(p, n, a, LBL), fs_pool_label(p, k, b, LBL), v);
+			if (!found) {
+				bad_k = k;
+				bad_n = n;
+				bad_v = v;
+			}
 		}
 	}
+	if (bad_k < K)
+		ok = fs_reject(why, "%s has no bottleneck resource on %s (weighted VDS %g)",
+			       fs_tenant_label(p, bad_n, a, LBL), fs_pool_label(p, bad_k, b, LBL),
+			       bad_v);
 out:
 	free(tot);
 	free(use);

@@ -1094,7 +1094,7 @@ static void fill_results(const struct psdsf *s, struct fs_solution *out)
 			double g = s->gamma[n * K + i];
 			if (g <= 0)
 				continue;
-			gmax = fmax(gmax, g);
+			gmax = g > gmax ? g : gmax; /* fmax without its call */
 			if (main_pool == K || s->x[n * K + i] > s->x[n * K + main_pool])
 				main_pool = i;
 		}
@@ -1287,14 +1287,9 @@ static void warm_start(struct psdsf *s, const double *start)
 {
 	const size_t N = s->N, K = s->K;
 
-	if (!start) {
-		for (size_t j = 0; j < N * K; j++)
-			s->gamma[j] = fs_gamma(s->p, j / K, j % K);
+	fs_gamma_all(s->p, s->gamma);
+	if (!start)
 		return; /* x and tot are 0 */
-	}
-	for (size_t n = 0; n < N; n++)
-		for (size_t k = 0; k < K; k++)
-			s->gamma[n * K + k] = fs_gamma(s->p, n, k);
 	for (size_t n = 0; n < N; n++) {
 		const double mt = fs_max_tasks(s->p, n);
 		double t = 0;

@@ -35,6 +35,9 @@ int fs_per_server_drf(const struct fs_problem *p, double *gamma, double *x, doub
 int fs_psdsf_algorithm1(const struct fs_problem *p, const struct fs_options *opt,
 			struct fs_solution *out, struct fs_error *err);
 
+/* gamma [N][K]: fs_gamma of every tenant and pool, in one pass. */
+void fs_gamma_all(const struct fs_problem *p, double *gamma);
+
 /* fs_check_psdsf with gamma [N][K] given (NULL: computed as it goes). */
 bool fs_check_psdsf_gamma(const struct fs_problem *p, const double *x, const double *gamma,
 			  double tol, struct fs_error *why);
