@@ -163,40 +163,44 @@
 struct repair {
 	const struct psdsf_state *st;
 	size_t N, K, M;
-	bool *hold;	       /* [N][K] */
-	size_t *nhold;	       /* [N] */
-	size_t *held;	       /* [N][K]: row n lists its nhold[n] pools, ascending */
-	unsigned *pattern;     /* [N]: bit q set when n demands resource q */
-	int *low;	       /* [K][1 << M], M <= PATTERN_MAX_M, else NULL */
-	double *low_lam;       /* [1 << M][K]: the level low names, INFINITY for
-				  none (may_gain; allocated with low) */
-	bool low_fresh;	       /* low is that of the current levels (the checks) */
-	bool *capd;	       /* [N]: at its cap in the structure */
-	int *bneck;	       /* [N][K]: held entries: level of a below-cap holder,
-				  else -1 (stale off the held entries) */
-	int *level_of;	       /* [K][M]: level index or -1 */
-	size_t *lv_pool;       /* [2 K M] (see new_level) */
-	size_t *lv_res;	       /* [2 K M] */
-	double *lam;	       /* [2 K M] */
-	bool *idle;	       /* [2 K M] */
-	size_t L;	       /* levels */
-	int *parent;	       /* [2 K M] union-find: lambda_v = ratio_v lambda_parent */
-	double *ratio;	       /* [2 K M] */
-	int *comp;	       /* [2 K M]: component of an active level, -1 for idle */
-	double *rho;	       /* [2 K M]: lambda_v / theta_comp */
-	size_t C;	       /* components */
-	int *map;	       /* [2 K M] scratch */
-	double *x0;	       /* [N][K] the point a solve starts from */
-	double *used;	       /* [K][M] */
-	double *S, *Ath;       /* [P][P], [L][C]; P = L + C */
-	double *S_lu;	       /* [P][P]: the factor of S, in the order ord */
-	size_t *ord;	       /* [2 K M] */
-	double *y;	       /* [2 K M]: rhs in the order ord */
-	double *rhs, *g;       /* [2 K M] */
-	size_t *piv;	       /* [2 K M] */
-	size_t *touched;       /* [2 K M] */
-	bool *mark;	       /* [2 K M] */
-	double *x_in, *tot_in; /* the entry state, restored on giving up */
+	bool *hold;	   /* [N][K] */
+	size_t *nhold;	   /* [N] */
+	uint32_t *held;	   /* [N][K]: row n lists its nhold[n] pools, ascending
+			      (32 bits: see repair_alloc) */
+	unsigned *pattern; /* [N]: bit q set when n demands resource q */
+	int *low;	   /* [K][1 << M], M <= PATTERN_MAX_M, else NULL */
+	double *low_lam;   /* [1 << M][K]: the level low names, INFINITY for
+			      none (may_gain; allocated with low) */
+	bool low_fresh;	   /* low is that of the current levels (the checks) */
+	bool *capd;	   /* [N]: at its cap in the structure */
+	int *bneck;	   /* [N][K]: held entries: level of a below-cap holder,
+			      else -1 (stale off the held entries) */
+	int *level_of;	   /* [K][M]: level index or -1 */
+	size_t *lv_pool;   /* [2 K M] (see new_level) */
+	size_t *lv_res;	   /* [2 K M] */
+	double *lam;	   /* [2 K M] */
+	bool *idle;	   /* [2 K M] */
+	size_t L;	   /* levels */
+	int *parent;	   /* [2 K M] union-find: lambda_v = ratio_v lambda_parent */
+	double *ratio;	   /* [2 K M] */
+	int *comp;	   /* [2 K M]: component of an active level, -1 for idle */
+	double *rho;	   /* [2 K M]: lambda_v / theta_comp */
+	size_t C;	   /* components */
+	int *map;	   /* [2 K M] scratch */
+	double *row;	   /* [K] scratch: a tenant's solved entries */
+	double *used;	   /* [K][M] */
+	double *S, *Ath;   /* [P][P], [L][C]; P = L + C */
+	double *S_lu;	   /* [P][P]: the factor of S, in the order ord */
+	size_t *ord;	   /* [2 K M] */
+	double *y;	   /* [2 K M]: rhs in the order ord */
+	double *rhs, *g;   /* [2 K M] */
+	size_t *piv;	   /* [2 K M] */
+	size_t *touched;   /* [2 K M] */
+	bool *mark;	   /* [2 K M] */
+	/* the entry state, restored on giving up: x's entries other than +0
+	 * (x is mostly 0 at K = 100, see repair_alloc) and the totals */
+	size_t n_in, *j_in;
+	double *x_in, *tot_in;
 	/* the round's entrant: the below-cap tenant that values a pool it is
 	 * not on most above its total (enter_n = N: none) */
 	size_t enter_n, enter_i;
@@ -347,7 +351,8 @@ static double move_weight(const struct repair *r, size_t n, size_t j)
 static void set_hold(struct repair *r, size_t n, size_t i, bool on)
 {
 	bool *h = &r->hold[n * r->K + i];
-	size_t *row = &r->held[n * r->K], a = 0;
+	uint32_t *row = &r->held[n * r->K];
+	size_t a = 0;
 
 	if (*h == on)
 		return;
@@ -356,7 +361,7 @@ static void set_hold(struct repair *r, size_t n, size_t i, bool on)
 		a++;
 	if (on) {
 		memmove(&row[a + 1], &row[a], (r->nhold[n] - a) * sizeof(*row));
-		row[a] = i;
+		row[a] = (uint32_t)i;
 		r->nhold[n]++;
 	} else {
 		r->nhold[n]--;
@@ -640,7 +645,7 @@ static void tenant_row(struct repair *r, size_t n, size_t *nt, double *Dt, doubl
 		const size_t i = r->held[n * K + a], j = n * K + i;
 		const double w = move_weight(r, n, j);
 		*Dt += w;
-		*rt -= r->x0[j];
+		*rt -= st->x[j];
 		for (size_t q = 0; q < M; q++) {
 			const int v = r->level_of[i * M + q];
 			if (v < 0 || !(d[n * M + q] > 0))
@@ -673,8 +678,9 @@ static void tenant_row_clear(struct repair *r, size_t nt)
 
 /*
  * One solve for the current structure: minimise sum (x_j - x0_j)^2 / w_j
- * (w_j = move_weight) over the split entries, the scales free, subject to
- * the structure's equations A_x x + A_theta theta = b. Its KKT system
+ * (w_j = move_weight; x0 is x as the solve starts) over the split
+ * entries, the scales free, subject to the structure's equations
+ * A_x x + A_theta theta = b. Its KKT system
  * [[G, A_theta], [A_theta^T, 0]] [y; theta] = [b - A_x x0; 0], with
  * G = A_x diag(w) A_x^T, is reduced onto the level rows and the scales by
  * eliminating the tenant rows (G is diagonal on them); then
@@ -741,7 +747,7 @@ static int solve_structure(struct repair *r)
 				const int v = r->level_of[i * M + q];
 				if (v < 0 || !(d[n * M + q] > 0))
 					continue;
-				rhs[v] -= d[n * M + q] * r->x0[j];
+				rhs[v] -= d[n * M + q] * st->x[j];
 				for (size_t q2 = 0; q2 < M; q2++) {
 					const int v2 = r->level_of[i * M + q2];
 					if (v2 >= 0 && d[n * M + q2] > 0)
@@ -824,8 +830,9 @@ static int solve_structure(struct repair *r)
 		rhs[ord[a]] = r->y[a];
 	for (size_t v = 0; v < L; v++)
 		r->lam[v] = r->idle[v] ? 0 : r->rho[v] * rhs[L + (size_t)r->comp[v]];
-	/* x is 0 off the held entries */
-	memset(st->x, 0, N * K * sizeof(double));
+	/* Row by row, from the point the solve started from (x, which the
+	 * row's new entries replace once they are all computed); x is 0 off
+	 * the held entries. */
 	for (size_t n = 0; n < N; n++) {
 		double t = 0, yt = 0;
 		if (r->nhold[n] >= 2) {
@@ -847,14 +854,17 @@ static int solve_structure(struct repair *r)
 					if (v >= 0 && d[n * M + q] > 0)
 						s += d[n * M + q] * rhs[v];
 				}
-				xv = r->x0[j] + move_weight(r, n, j) * s;
+				xv = st->x[j] + move_weight(r, n, j) * s;
 			} else {
 				xv = r->capd[n] ? st->mt[n]
 						: st->phi[n] * st->gamma[j] * r->lam[r->bneck[j]];
 			}
-			st->x[j] = xv;
+			r->row[a] = xv;
 			t += xv;
 		}
+		memset(&st->x[n * K], 0, K * sizeof(double));
+		for (size_t a = 0; a < r->nhold[n]; a++)
+			st->x[n * K + r->held[n * K + a]] = r->row[a];
 		st->tot[n] = t;
 	}
 	/* an idle level: its holders' largest share */
@@ -1222,7 +1232,7 @@ static void repair_free(struct repair *r)
 	free(r->comp);
 	free(r->rho);
 	free(r->map);
-	free(r->x0);
+	free(r->row);
 	free(r->used);
 	free(r->S);
 	free(r->S_lu);
@@ -1234,18 +1244,35 @@ static void repair_free(struct repair *r)
 	free(r->piv);
 	free(r->touched);
 	free(r->mark);
+	free(r->j_in);
 	free(r->x_in);
 	free(r->tot_in);
 	free(r->seen);
 }
 
+/* +0 exactly (-0 and NaN are kept: the restore is bit for bit) */
+static bool is_plus_zero(double v)
+{
+	return v == 0 && !signbit(v);
+}
+
+/*
+ * Every array a round needs, and the entry state's n_in entries. What a
+ * repair touches for the first time costs page faults, 15 us each on this
+ * VM: the first warm re-solve after a cold one (the bench's) faulted 686
+ * pages at N = 1000, K = 100, twice its computation. So x's entry state is
+ * kept sparse (x is mostly 0: a tenant holds a few of the 100 pools), the
+ * point a solve starts from is x itself (solve_structure writes each row
+ * once it is computed), and the held lists are 32 bits (no N K array that
+ * K > 2^32 needs could be allocated anyway).
+ */
 static int repair_alloc(struct repair *r, int max_iter)
 {
 	const size_t N = r->N, K = r->K, KM = r->K * r->M, LV = 2 * KM, P = 2 * KM;
 
 	r->hold = calloc(N * K, sizeof(bool));
 	r->nhold = calloc(N, sizeof(size_t));
-	r->held = calloc(N * K, sizeof(size_t));
+	r->held = K <= UINT32_MAX ? calloc(N * K, sizeof(uint32_t)) : NULL;
 	r->pattern = calloc(N, sizeof(unsigned));
 	if (r->M <= PATTERN_MAX_M) {
 		r->low = calloc(K << r->M, sizeof(int));
@@ -1263,7 +1290,7 @@ static int repair_alloc(struct repair *r, int max_iter)
 	r->comp = calloc(LV, sizeof(int));
 	r->rho = calloc(LV, sizeof(double));
 	r->map = calloc(LV, sizeof(int));
-	r->x0 = calloc(N * K, sizeof(double));
+	r->row = calloc(K, sizeof(double));
 	r->used = calloc(KM, sizeof(double));
 	r->rhs = calloc(P, sizeof(double));
 	r->g = calloc(P, sizeof(double));
@@ -1272,15 +1299,16 @@ static int repair_alloc(struct repair *r, int max_iter)
 	r->piv = calloc(P, sizeof(size_t));
 	r->touched = calloc(P, sizeof(size_t));
 	r->mark = calloc(P, sizeof(bool));
-	r->x_in = calloc(N * K, sizeof(double));
+	r->j_in = calloc(r->n_in ? r->n_in : 1, sizeof(size_t));
+	r->x_in = calloc(r->n_in ? r->n_in : 1, sizeof(double));
 	r->tot_in = calloc(N, sizeof(double));
 	r->seen = calloc(max_iter > 0 ? (size_t)max_iter : 1, sizeof(uint64_t));
 	if (!r->hold || !r->nhold || !r->held || !r->pattern ||
 	    (r->M <= PATTERN_MAX_M && (!r->low || !r->low_lam)) || !r->capd || !r->bneck ||
 	    !r->level_of || !r->lv_pool || !r->lv_res || !r->lam || !r->idle || !r->parent ||
-	    !r->ratio || !r->comp || !r->rho || !r->map || !r->x0 || !r->used || !r->rhs || !r->g ||
-	    !r->ord || !r->y || !r->piv || !r->touched || !r->mark || !r->x_in || !r->tot_in ||
-	    !r->seen)
+	    !r->ratio || !r->comp || !r->rho || !r->map || !r->row || !r->used || !r->rhs ||
+	    !r->g || !r->ord || !r->y || !r->piv || !r->touched || !r->mark || !r->j_in ||
+	    !r->x_in || !r->tot_in || !r->seen)
 		return -ENOMEM;
 	return 0;
 }
@@ -1290,12 +1318,19 @@ int psdsf_repair(const struct psdsf_state *st, int max_iter, int *iters)
 	struct repair r = {
 	    .st = st, .N = st->N, .K = st->K, .M = st->M, .last_n = st->N, .failed_n = st->N};
 	const size_t N = st->N, K = st->K;
-	int ret = repair_alloc(&r, max_iter), it = 0, revisits = 0;
+	int ret, it = 0, revisits = 0;
 
 	*iters = 0;
+	for (size_t j = 0; j < N * K; j++)
+		r.n_in += !is_plus_zero(st->x[j]);
+	ret = repair_alloc(&r, max_iter);
 	if (ret < 0)
 		goto out;
-	memcpy(r.x_in, st->x, N * K * sizeof(double));
+	for (size_t j = 0, a = 0; j < N * K; j++)
+		if (!is_plus_zero(st->x[j])) {
+			r.j_in[a] = j;
+			r.x_in[a++] = st->x[j];
+		}
 	memcpy(r.tot_in, st->tot, N * sizeof(double));
 	init_structure(&r);
 	while (it < max_iter) {
@@ -1306,7 +1341,6 @@ int psdsf_repair(const struct psdsf_state *st, int max_iter, int *iters)
 				goto give_up;
 			mark_levels(&r);
 		} while (!build_components(&r));
-		memcpy(r.x0, st->x, N * K * sizeof(double));
 		ret = solve_structure(&r);
 		if (ret)
 			goto give_up;
@@ -1330,7 +1364,9 @@ int psdsf_repair(const struct psdsf_state *st, int max_iter, int *iters)
 		r.seen[it - 1] = h;
 	}
 give_up:
-	memcpy(st->x, r.x_in, N * K * sizeof(double));
+	memset(st->x, 0, N * K * sizeof(double));
+	for (size_t a = 0; a < r.n_in; a++)
+		st->x[r.j_in[a]] = r.x_in[a];
 	memcpy(st->tot, r.tot_in, N * sizeof(double));
 	ret = ret < 0 ? ret : 0;
 out:
