@@ -130,8 +130,6 @@ double fs_guard_capacity(const struct fs_problem *p, struct fs_solution *s, doub
 	 * capped rows and full resources come out a few ulps over) was a fifth
 	 * of a warm re-solve at N = 1000, K = 100.
 	 */
-	if (tol <= 0)
-		tol = FS_DEFAULT_TOL;
 	if (changed && trimmed)
 		fs_solution_retotal(s, p, tol);
 	else if (changed)

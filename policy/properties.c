@@ -145,8 +145,9 @@ bool fs_check_psdsf(const struct fs_problem *p, const double *x, double tol, str
 
 /*
  * O(N K M): totals, and each pool's use and richest holders, in one pass
- * over x in its own (tenant-major) order; then each pool's tenants are
- * checked in turn, as before, so the first violation reported is the same.
+ * over x in its own (tenant-major) order; then each tenant's pools are
+ * checked, also row by row, and the violation reported is the first in
+ * pool order, then tenant order, as when the pools were checked in turn.
  * (Pool by pool with stride-K reads, the sums cost 1.9 ms at N = 1000,
  * K = 100, a fifth of a warm re-solve that changes nothing.)
  */
@@ -186,7 +187,9 @@ bool fs_check_psdsf_gamma(const struct fs_problem *p, const double *x, const dou
 			if (g <= 0)
 				continue;
 			const double v = tot[n] / (phi * g);
-			/* (fmax without its call: v is not NaN past g > 0, nor rk) */
+			/* fmax's library call, N K times, was a measured part of
+			 * the certificate; a NaN v leaves rk as fmax would, and
+			 * rk starts at -INFINITY and is never NaN */
 			for (size_t r = 0; r < M; r++)
 				if (xm * dn[r] > tol * cap[r] && v > rk[r])
 					rk[r] = v;

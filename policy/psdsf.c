@@ -1094,7 +1094,9 @@ static void fill_results(const struct psdsf *s, struct fs_solution *out)
 			double g = s->gamma[n * K + i];
 			if (g <= 0)
 				continue;
-			gmax = g > gmax ? g : gmax; /* fmax without its call */
+			/* (fmax's library call was a measured part of this
+			 * N K pass; g is neither NaN nor <= 0 here) */
+			gmax = g > gmax ? g : gmax;
 			if (main_pool == K || s->x[n * K + i] > s->x[n * K + main_pool])
 				main_pool = i;
 		}

@@ -115,6 +115,7 @@
 #include "psdsf_internal.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -312,6 +313,11 @@ static bool may_gain(const struct repair *r, size_t n, double thr)
 	const size_t K = r->K;
 	const double *g = &r->st->gamma[n * K], *lam = &r->low_lam[(size_t)r->pattern[n] * K];
 	double m = 0;
+
+	/* an infinite (or NaN) total would pass any bound, and below DBL_MIN
+	 * the products' rounding is absolute, not relative */
+	if (!(thr < INFINITY) || !(thr >= DBL_MIN))
+		return true;
 
 	for (size_t i = 0; i < K; i++) {
 		const double v = g[i] * lam[i];
@@ -937,6 +943,16 @@ static int check_capped(struct repair *r, size_t n)
 }
 
 /*
+ * Whether held entry j's bottleneck is overtaken by level b, the lowest
+ * its tenant demands there (-1: none, which the callers rule out first).
+ */
+static bool overtaken(const struct repair *r, size_t j, int b)
+{
+	return b >= 0 && r->bneck[j] >= 0 && b != r->bneck[j] &&
+	       r->lam[b] < r->lam[r->bneck[j]] * (1 - CHECK_REL);
+}
+
+/*
  * A below-cap tenant's checks; returns its changes, or -1 (no level). A
  * pool it values above its total makes it a candidate for the round's
  * entrant instead.
@@ -958,11 +974,8 @@ static int check_below_cap(struct repair *r, size_t n)
 	 * level it demands: only its held pools' bottlenecks are left */
 	if (r->low && r->low_fresh && r->nhold[n] && !may_gain(r, n, tot * (1 + CHECK_REL))) {
 		for (size_t a = 0; a < r->nhold[n]; a++) {
-			const size_t j = n * K + r->held[n * K + a];
-			const int b = lowest_level(r, n, r->held[n * K + a]);
-			if (b >= 0 && r->bneck[j] >= 0 && b != r->bneck[j] &&
-			    r->lam[b] < r->lam[r->bneck[j]] * (1 - CHECK_REL))
-				changes++;
+			const size_t i = r->held[n * K + a];
+			changes += overtaken(r, n * K + i, lowest_level(r, n, i));
 		}
 		return changes;
 	}
@@ -991,10 +1004,8 @@ static int check_below_cap(struct repair *r, size_t n)
 			best = v;
 			arg = i;
 		}
-		/* its bottleneck overtaken by a lower level it demands there */
-		if (r->hold[j] && r->bneck[j] >= 0 && b != r->bneck[j] &&
-		    r->lam[b] < r->lam[r->bneck[j]] * (1 - CHECK_REL))
-			changes++;
+		if (r->hold[j])
+			changes += overtaken(r, j, b);
 		/* (a tenant on no pool takes its best one below instead) */
 		if (!r->hold[j] && r->nhold[n] && v > tot * (1 + CHECK_REL) &&
 		    v / tot > r->enter_gain) {
@@ -1145,7 +1156,7 @@ static uint64_t structure_hash(const struct repair *r)
 	for (size_t n = 0; n < r->N; n++) {
 		h = (h ^ (r->capd[n] ? 1 : 2)) * prime;
 		for (size_t a = 0; a < r->nhold[n]; a++)
-			h = (h ^ (r->held[n * r->K + a] + 3)) * prime;
+			h = (h ^ ((uint64_t)r->held[n * r->K + a] + 3)) * prime;
 	}
 	for (size_t iq = 0; iq < r->K * r->M; iq++)
 		if (r->level_of[iq] >= 0)
@@ -1272,7 +1283,11 @@ static int repair_alloc(struct repair *r, int max_iter)
 
 	r->hold = calloc(N * K, sizeof(bool));
 	r->nhold = calloc(N, sizeof(size_t));
-	r->held = K <= UINT32_MAX ? calloc(N * K, sizeof(uint32_t)) : NULL;
+#if SIZE_MAX > UINT32_MAX
+	if (K > UINT32_MAX)
+		return -ENOMEM; /* (see above) */
+#endif
+	r->held = calloc(N * K, sizeof(uint32_t));
 	r->pattern = calloc(N, sizeof(unsigned));
 	if (r->M <= PATTERN_MAX_M) {
 		r->low = calloc(K << r->M, sizeof(int));

@@ -133,17 +133,28 @@ static void rounding_trim_retotals(void **state)
 }
 
 /*
- * The flags a trim recomputes follow the tolerance the rule solved at:
+ * The flags the guard recomputes follow the tolerance the rule solved at:
  * tenant 1 is 5e-5 under its cap of 3, capped at tol 1e-6 and not at the
- * default 1e-9 (the finish's capped test takes 1e3 tol), and pool 0's cpu
- * is two ulps over 4, so the guard trims.
+ * default 1e-9 (the finish's capped test takes 1e3 tol). Pool 0's cpu is
+ * two ulps over 4 (a rounding trim: the totals are recomputed), or tenant
+ * 0 has a NaN entry (zeroed: the whole finish runs again).
  */
 static void trim_keeps_the_rule_tolerance(void **state)
 {
 	(void)state;
 	const double x2 = 3 * (1 - 5e-5);
 	const double x[] = {4 - x2 + 8 * DBL_EPSILON, 1, x2, 0};
+	const double nan_row[] = {NAN, 1, x2, 0};
 	struct fs_solution s;
+
+	guarded(nan_row, &s);
+	assert_true(fs_guard_capacity(&prob, &s, 1e-6) == 0);
+	assert_true(s.tenant[1].capped);
+	fs_solution_free(&s);
+	guarded(nan_row, &s);
+	assert_true(fs_guard_capacity(&prob, &s, 0) == 0);
+	assert_false(s.tenant[1].capped);
+	fs_solution_free(&s);
 
 	guarded(x, &s);
 	assert_true(fs_guard_capacity(&prob, &s, 1e-6) == 1);
