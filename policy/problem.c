@@ -108,21 +108,31 @@ bool fs_eligible(const struct fs_problem *p, size_t n, size_t k)
 	return p->eligible ? p->eligible[n * p->n_pools + k] : true;
 }
 
-double fs_gamma(const struct fs_problem *p, size_t n, size_t k)
+/*
+ * The tasks of demand row d that capacity row c holds: the least c/d over
+ * the demanded resources (INFINITY when none is). fs_gamma and
+ * fs_gamma_all's one arithmetic.
+ */
+static double tasks_that_fit(const double *d, const double *c, size_t M)
 {
-	const size_t M = p->n_resources;
 	double g = INFINITY;
 
-	if (!fs_eligible(p, n, k))
-		return 0.0;
-	for (size_t r = 0; r < M; r++) {
-		double d = p->demand[n * M + r];
-		if (d > 0) {
-			double t = p->capacity[k * M + r] / d;
+	for (size_t r = 0; r < M; r++)
+		if (d[r] > 0) {
+			const double t = c[r] / d[r];
 			if (t < g)
 				g = t;
 		}
-	}
+	return g;
+}
+
+double fs_gamma(const struct fs_problem *p, size_t n, size_t k)
+{
+	const size_t M = p->n_resources;
+
+	if (!fs_eligible(p, n, k))
+		return 0.0;
+	const double g = tasks_that_fit(&p->demand[n * M], &p->capacity[k * M], M);
 	return isfinite(g) ? g : 0.0;
 }
 
@@ -130,18 +140,11 @@ void fs_gamma_all(const struct fs_problem *p, double *gamma)
 {
 	const size_t N = p->n_tenants, K = p->n_pools, M = p->n_resources;
 
-	/* fs_gamma's arithmetic, with the demand row read once per tenant */
+	/* fs_gamma with the demand row looked up once per tenant */
 	for (size_t n = 0; n < N; n++) {
 		const double *d = &p->demand[n * M];
 		for (size_t k = 0; k < K; k++) {
-			const double *c = &p->capacity[k * M];
-			double g = INFINITY;
-			for (size_t r = 0; r < M; r++)
-				if (d[r] > 0) {
-					const double t = c[r] / d[r];
-					if (t < g)
-						g = t;
-				}
+			const double g = tasks_that_fit(d, &p->capacity[k * M], M);
 			gamma[n * K + k] = fs_eligible(p, n, k) && isfinite(g) ? g : 0.0;
 		}
 	}
