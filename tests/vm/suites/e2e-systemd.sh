@@ -11,7 +11,7 @@
 #    it, its cpu.max as planned; its removal (systemctl stop) leaves no
 #    warning, no error and no saved original;
 #  - measured CPU between two users' CPU-bound loads follows the template
-#    weights (2:1) within 5 %;
+#    weights (2:1) within 5 % (the median of three 5 s windows);
 #  - `systemctl daemon-reload` leaves the plan in force, and a hand-made
 #    `systemctl set-property --runtime user-UID.slice CPUQuota=` is written
 #    over within 2 periods (drift correction);
@@ -468,15 +468,25 @@ wait
 # --- fairness -----------------------------------------------------------------
 t_section "CPU shares of two users follow the template weights"
 fsd_wait_periods $D 6 30
-read -r -d '' ca cb < <(cg_cpu_shares 10 "$(ucg 1001)" "$(ucg 1002)")
+# The median of three 5 s windows, not one 10 s window: the two limits add
+# up to CPU 1 exactly, so a burst of anything else on that CPU (a kworker,
+# the emulator's own stall under TCG) is taken from whichever load it
+# preempts. One such burst put a single window at 2.106 (bob 0.314 of his
+# 0.333) while the plan was exact; a lasting unfairness moves the median.
+ratios=()
+for w in 1 2 3; do
+	read -r -d '' ca cb < <(cg_cpu_shares 5 "$(ucg 1001)" "$(ucg 1002)")
+	record "systemd_a_cores_$w" "$ca"
+	record "systemd_b_cores_$w" "$cb"
+	ratios+=("$(calc "$ca / $cb")")
+done
 la=$(fsd_line $D "$A") lb=$(fsd_line $D "$B")
-record systemd_a_cores "$ca"
-record systemd_b_cores "$cb"
 assert_near "plan: $A's cpu limit is 2/3 core" "$(fsd_limit "$la" cpu)" 0.667 0.05
 assert_near "plan: $B's cpu limit is 1/3 core" "$(fsd_limit "$lb" cpu)" 0.333 0.05
-ratio=$(calc "$ca / $cb")
+t_note "measured cpu ratios $A:$B in three 5 s windows: ${ratios[*]}"
+ratio=$(printf '%s\n' "${ratios[@]}" | sort -g | sed -n 2p)
 record systemd_ratio_a_b "$ratio"
-assert_near "measured cpu ratio $A:$B is 2:1 (weight.$A = 2)" "$ratio" 2 0.05
+assert_near "measured cpu ratio $A:$B is 2:1 (weight.$A = 2), median of 3 windows" "$ratio" 2 0.05
 
 # --- drift ----------------------------------------------------------------------
 # drift_after P0: the first period after P0 whose status line counts a
