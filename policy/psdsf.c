@@ -13,7 +13,7 @@
  *    two pools keep handing a tenant's tasks to each other by the same
  *    amount every round until an x_{n,i} reaches 0 (a cycle of splits, on
  *    which the sweep map is a translation). The sweeps are therefore
- *    accelerated (accelerate below): Anderson mixing in the first sweeps,
+ *    accelerated (sweep_accel.c): Anderson mixing in the first sweeps,
  *    and jumps along a single dominant mode (to the end of a drift, or to
  *    the limit of a geometric tail) throughout; the sweep after each of
  *    these checks it and undoes it if it made things worse. Every
@@ -120,6 +120,7 @@
  */
 #include "psdsf_internal.h"
 #include "psdsf_repair.h"
+#include "sweep_accel.h"
 
 #include <errno.h>
 #include <math.h>
@@ -686,142 +687,11 @@ static double sweep(struct psdsf *s)
 	return move;
 }
 
-/*
- * Two extrapolations of the sweep map G speed the sweeps up. Both keep the
- * sweep output they start from, and the sweep after them checks them: if it
- * moves more than ACCEL_KEEP times the sweep before, the extrapolation went
- * wrong (past a change of G's structure, or along a mode that was not
- * alone) and the saved output comes back.
- *
- * - Anderson mixing (type II, Walker & Ni 2011), in the first
- *   ANDERSON_SWEEPS sweeps: the next point is the combination of the last
- *   AA_MEM + 1 sweep outputs whose residuals G(x) - x combine to the
- *   smallest weighted norm (entries scaled by 1/gamma_{n,i}, the units of
- *   the stopping test). Near a solution G is affine on a fixed active set,
- *   where this behaves like GMRES; it also catches the slowly rotating
- *   modes that the jumps below cannot. A failed mix pauses it for
- *   ANDERSON_PAUSE sweeps. It stops for good once ANDERSON_STALL sweeps
- *   in a row have not cut the smallest sweep move so far by ANDERSON_GAIN:
- *   on the instances where the sweeps were slowest, the mixed points kept
- *   passing their checks without the sweeps settling, and the solve ended
- *   only a few hundred sweeps after the mixing did (worst over 20 bench
- *   seeds, N = 200, K = 2..8, M = 4: 164-943 sweeps with mixing in the first
- *   500 and nothing else, 73-422 with this rule at 40 and 55-403 at 20,
- *   medians equal; with mixing in the first 2000, 164-2444).
- * - One-mode jumps (jump below), in every sweep: when two sweeps in a row
- *   moved x in the same direction, by the same amount (a drift along a
- *   cycle of splits) or by a constant factor (a geometric tail). A failed
- *   jump makes the direction test 10x stricter until a jump succeeds. A
- *   jump whose two moves agree to 1 - JUMP_ON_PATH in cosine is not
- *   checked: the sweep map is then affine along that line, so the plain
- *   sweeps would walk the same path to the same point, where an x_{n,i}
- *   reaches 0 and the next sweep may well move more (seen: a 25,000-sweep
- *   drift whose end the check refused, so the solve hit its round cap).
- *
- * Measured on the bench instances (seed 1, N = 1000, K = 100): the sweeps
- * end in a drift that moves about 1e-6 gamma per sweep, interrupted each
- * time an x_{n,i} reaches 0 (several hundred times). Anderson mixing alone
- * (limited to 500 sweeps, and unchecked) left thousands of plain sweeps
- * walking those drifts, and on some instances the sweeps had not converged
- * when they reached the round cap.
- */
-#define AA_MEM		8
-#define ANDERSON_SWEEPS 500
-#define ANDERSON_PAUSE	20
-#define ANDERSON_STALL	40
-#define ANDERSON_GAIN	0.5
-#define ACCEL_KEEP	2.0
-#define JUMP_COS	1e-3
-#define JUMP_LAM_MIN	0.5
-#define JUMP_LAM_MAX	(1 + 1e-3)
-#define JUMP_ON_PATH	1e-9
-
-struct accel {
-	size_t dim, used, head;
-	bool have_prev;	    /* f and g hold the previous sweep's */
-	bool checking;	    /* x is an extrapolation the next sweep checks */
-	bool by_anderson;   /* ... made by Anderson mixing, not a jump */
-	bool on_path;	    /* ... a jump along the plain sweeps' own path */
-	int anderson_pause; /* no mixing before this sweep */
-	int best_sweep;	    /* the sweep that last halved best_move */
-	double best_move;   /* the smallest sweep move so far (0: none yet) */
-	double jump_cos;    /* 1 - the cosine a jump needs */
-	double move_before; /* the move of the sweep the extrapolation followed */
-	double *w;	    /* [dim] inner-product weights */
-	double *f, *g;	    /* [dim] last residual and sweep output */
-	double *saved;	    /* [dim] the sweep output an extrapolation started from */
-	double *df, *dg;    /* [AA_MEM][dim] differences, circular */
-	double gram[AA_MEM][AA_MEM];
-};
-
-static void aa_free(struct accel *a)
+/* After an extrapolation (sweep_accel; fast path, so s->mt is built): x >= 0
+ * on eligible pools only, x_n <= max_tasks_n, and tot. */
+static void project(void *ctx)
 {
-	free(a->w);
-	free(a->f);
-	free(a->g);
-	free(a->saved);
-	free(a->df);
-	free(a->dg);
-}
-
-static int aa_alloc(struct accel *a, const struct psdsf *s)
-{
-	const size_t dim = s->N * s->K;
-
-	a->dim = dim;
-	a->jump_cos = JUMP_COS;
-	a->w = calloc(dim, sizeof(double));
-	a->f = calloc(dim, sizeof(double));
-	a->g = calloc(dim, sizeof(double));
-	a->saved = calloc(dim, sizeof(double));
-	a->df = calloc(AA_MEM * dim, sizeof(double));
-	a->dg = calloc(AA_MEM * dim, sizeof(double));
-	if (!a->w || !a->f || !a->g || !a->saved || !a->df || !a->dg)
-		return -ENOMEM;
-	for (size_t j = 0; j < dim; j++)
-		a->w[j] = s->gamma[j] > 0 ? 1 / (s->gamma[j] * s->gamma[j]) : 0;
-	return 0;
-}
-
-/* Solves the m x m SPD system A y = b in place (Cholesky with a small ridge).
- * Returns false when it is numerically singular. */
-static bool small_spd_solve(double A[AA_MEM][AA_MEM], double *b, size_t m)
-{
-	double tr = 0;
-
-	for (size_t j = 0; j < m; j++)
-		tr += A[j][j];
-	for (size_t j = 0; j < m; j++)
-		A[j][j] += 1e-12 * tr + 1e-300;
-	for (size_t j = 0; j < m; j++) {
-		for (size_t k = 0; k < j; k++)
-			A[j][j] -= A[j][k] * A[j][k];
-		if (!(A[j][j] > 0))
-			return false;
-		A[j][j] = sqrt(A[j][j]);
-		for (size_t i = j + 1; i < m; i++) {
-			for (size_t k = 0; k < j; k++)
-				A[i][j] -= A[i][k] * A[j][k];
-			A[i][j] /= A[j][j];
-		}
-	}
-	for (size_t i = 0; i < m; i++) {
-		for (size_t k = 0; k < i; k++)
-			b[i] -= A[i][k] * b[k];
-		b[i] /= A[i][i];
-	}
-	for (size_t i = m; i-- > 0;) {
-		for (size_t k = i + 1; k < m; k++)
-			b[i] -= A[k][i] * b[k];
-		b[i] /= A[i][i];
-	}
-	return true;
-}
-
-/* After an extrapolation (fast path, so s->mt is built): x >= 0 on eligible
- * pools only, x_n <= max_tasks_n, and tot. */
-static void project(struct psdsf *s)
-{
+	struct psdsf *s = ctx;
 	const size_t N = s->N, K = s->K;
 	double *x = s->x;
 
@@ -839,176 +709,6 @@ static void project(struct psdsf *s)
 			t = mt;
 		}
 		s->tot[n] = t;
-	}
-}
-
-/*
- * One mode dominates when this sweep's move f = x - x_in points the way the
- * last one did (weighted cosine >= 1 - jump_cos) and is lam times as long,
- * lam in [JUMP_LAM_MIN, JUMP_LAM_MAX]. lam ~ 1 is a drift along a cycle of
- * splits, on which the sweep map is a translation until an x_{n,i} reaches
- * 0; lam < 1 is a geometric tail, whose limit is lam / (1 - lam) more such
- * moves away (Aitken). Jump to the nearer of the two. Entries under 1e-3 tol
- * gamma are left out of the cut: they are zeros to the stopping test, and
- * would stop every jump at once. Returns true when it jumped.
- */
-static bool jump(struct accel *a, struct psdsf *s, const double *x_in)
-{
-	const size_t dim = a->dim;
-	double *x = s->x, dot = 0, nn = 0, np = 0, len = INFINITY;
-
-	for (size_t j = 0; j < dim; j++) {
-		const double f = x[j] - x_in[j];
-		dot += a->w[j] * f * a->f[j];
-		nn += a->w[j] * f * f;
-		np += a->w[j] * a->f[j] * a->f[j];
-	}
-	if (!(nn > 0) || dot < (1 - a->jump_cos) * sqrt(nn * np))
-		return false;
-	const double lam = sqrt(nn / np);
-	if (lam < JUMP_LAM_MIN || lam > JUMP_LAM_MAX)
-		return false;
-	if (lam < 1)
-		len = lam / (1 - lam);
-	for (size_t j = 0; j < dim; j++) {
-		const double f = x[j] - x_in[j];
-		if (x[j] > 1e-3 * s->tol * s->gamma[j] && f < 0)
-			len = fmin(len, x[j] / -f);
-	}
-	if (!isfinite(len) || len <= 1)
-		return false;
-	a->on_path = dot >= (1 - JUMP_ON_PATH) * sqrt(nn * np);
-	memcpy(a->saved, x, dim * sizeof(double));
-	for (size_t j = 0; j < dim; j++)
-		x[j] = fmax(0, x[j] + len * (x[j] - x_in[j]));
-	project(s);
-	return true;
-}
-
-/* Drops the mixing history and the previous sweep: after x was moved by
- * anything but a plain sweep, neither describes the map around it. */
-static void forget(struct accel *a)
-{
-	a->used = a->head = 0;
-	a->have_prev = false;
-}
-
-/* Keeps the sweep x_in -> x as the previous one. */
-static void record(struct accel *a, const double *x, const double *x_in)
-{
-	a->have_prev = true;
-	for (size_t j = 0; j < a->dim; j++) {
-		a->f[j] = x[j] - x_in[j];
-		a->g[j] = x[j];
-	}
-}
-
-/*
- * Records the sweep x_in -> x (= G(x_in)) and overwrites x with the mixed
- * next point, projected back to x >= 0 and x_n <= max_tasks_n, after saving
- * x. Returns false when it left x alone (too little history). Uses x_in as
- * scratch.
- */
-static bool aa_step(struct accel *a, struct psdsf *s, double *x_in)
-{
-	const size_t dim = a->dim;
-	double *x = s->x, rhs[AA_MEM], A[AA_MEM][AA_MEM];
-	const size_t h = a->head;
-	size_t m;
-
-	if (a->have_prev) {
-		double *df = &a->df[h * dim], *dg = &a->dg[h * dim];
-		for (size_t j = 0; j < dim; j++) {
-			df[j] = x[j] - x_in[j] - a->f[j];
-			dg[j] = x[j] - a->g[j];
-		}
-		a->head = (h + 1) % AA_MEM;
-		if (a->used < AA_MEM)
-			a->used++;
-		for (size_t k = 0; k < a->used; k++) {
-			const double *dk = &a->df[k * dim];
-			double dot = 0;
-			for (size_t j = 0; j < dim; j++)
-				dot += a->w[j] * df[j] * dk[j];
-			a->gram[h][k] = a->gram[k][h] = dot;
-		}
-	}
-	record(a, x, x_in);
-	m = a->used;
-	if (!m)
-		return false;
-	for (size_t k = 0; k < m; k++) {
-		const double *dk = &a->df[k * dim];
-		double dot = 0;
-		for (size_t j = 0; j < dim; j++)
-			dot += a->w[j] * a->f[j] * dk[j];
-		rhs[k] = dot;
-		for (size_t l = 0; l < m; l++)
-			A[k][l] = a->gram[k][l];
-	}
-	if (!small_spd_solve(A, rhs, m)) {
-		a->used = 0;
-		a->head = 0;
-		return false;
-	}
-	memcpy(a->saved, x, dim * sizeof(double));
-	/* Step p = -dG rhs from x = G(x_in), cut where an entry hits 0: beyond
-	 * that the map is another affine piece (and a drift along a cycle of
-	 * splits, where G has no fixed point on this piece, ends there). */
-	double *step = x_in, len = 1;
-	memset(step, 0, dim * sizeof(double));
-	for (size_t k = 0; k < m; k++) {
-		const double *dk = &a->dg[k * dim];
-		for (size_t j = 0; j < dim; j++)
-			step[j] -= rhs[k] * dk[j];
-	}
-	for (size_t j = 0; j < dim; j++)
-		if (x[j] > 1e-3 * s->tol * s->gamma[j] && step[j] < 0 && x[j] < -len * step[j])
-			len = x[j] / -step[j];
-	for (size_t j = 0; j < dim; j++)
-		x[j] = fmax(0, x[j] + len * step[j]);
-	if (len < 1)
-		forget(a);
-	project(s);
-	return true;
-}
-
-/*
- * After the sweep number `sweep`, x_in -> x, which moved x by move: checks
- * the last extrapolation, then tries a jump, then Anderson mixing.
- */
-static void accelerate(struct accel *a, struct psdsf *s, double *x_in, double move, int sweep)
-{
-	if (a->checking) {
-		a->checking = false;
-		if (move > ACCEL_KEEP * a->move_before && !a->on_path) {
-			memcpy(s->x, a->saved, a->dim * sizeof(double));
-			project(s);
-			forget(a);
-			if (a->by_anderson)
-				a->anderson_pause = sweep + ANDERSON_PAUSE;
-			else
-				a->jump_cos *= 0.1;
-			return;
-		}
-		if (!a->by_anderson)
-			a->jump_cos = fmin(2 * a->jump_cos, JUMP_COS);
-	}
-	a->move_before = move;
-	a->on_path = false;
-	if (!(a->best_move > 0) || move < ANDERSON_GAIN * a->best_move) {
-		a->best_move = move;
-		a->best_sweep = sweep;
-	}
-	if (a->have_prev && jump(a, s, x_in)) {
-		forget(a);
-		a->checking = true;
-		a->by_anderson = false;
-	} else if (sweep < ANDERSON_SWEEPS && sweep >= a->anderson_pause &&
-		   sweep - a->best_sweep < ANDERSON_STALL) {
-		a->checking = a->by_anderson = aa_step(a, s, x_in);
-	} else {
-		record(a, s->x, x_in);
 	}
 }
 
@@ -1228,7 +928,9 @@ static int repair(struct psdsf *s, bool previous)
  */
 static int fast_sweeps(struct psdsf *s, int max_sweeps)
 {
-	struct accel a = {0};
+	struct sweep_accel a = {0};
+	const struct sweep_accel_target t = {
+	    .x = s->x, .gamma = s->gamma, .tol = s->tol, .project = project, .ctx = s};
 	bool have_accel = false;
 	const int first_repair = s->warm ? REPAIR_FIRST_SWEEP_WARM : REPAIR_FIRST_SWEEP;
 	int sweeps = 0, ret = 0;
@@ -1251,7 +953,7 @@ static int fast_sweeps(struct psdsf *s, int max_sweeps)
 			break;
 		/* Allocated on first use: a warm solve often needs one sweep, and the
 		 * mixing history is 16 N K doubles (13 MB at N = 1000, K = 100). */
-		if (!have_accel && aa_alloc(&a, s) < 0) {
+		if (!have_accel && sweep_accel_alloc(&a, s->N * s->K, s->gamma) < 0) {
 			ret = -ENOMEM;
 			break;
 		}
@@ -1264,15 +966,15 @@ static int fast_sweeps(struct psdsf *s, int max_sweeps)
 				/* not certified (not seen): the sweeps go on from the
 				 * repaired point, which no extrapolation led to */
 				a.checking = false;
-				forget(&a);
+				sweep_accel_forget(&a);
 				ret = 0;
 				continue;
 			}
 		}
 		if (sweeps <= max_sweeps / 2)
-			accelerate(&a, s, s->x_old, move, sweeps);
+			sweep_accel_step(&a, &t, s->x_old, move, sweeps);
 	}
-	aa_free(&a);
+	sweep_accel_free(&a);
 	return ret < 0 ? ret : sweeps;
 }
 
