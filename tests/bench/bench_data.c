@@ -30,6 +30,11 @@ double bench_normal(struct bench_rng *g)
 	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
 }
 
+size_t bench_stride_pick(struct bench_rng *g, size_t n, size_t count, size_t i)
+{
+	return ((size_t)(bench_uniform(g) * (double)(n / count)) + i * (n / count)) % n;
+}
+
 static int push_row(struct bench_samples *s, size_t *cap, const double *v)
 {
 	if (s->n == *cap) {

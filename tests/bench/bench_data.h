@@ -39,6 +39,9 @@ struct bench_rng {
 void bench_rng_seed(struct bench_rng *g, uint64_t seed);
 double bench_uniform(struct bench_rng *g); /* [0, 1) */
 double bench_normal(struct bench_rng *g);
+/* The i-th of count distinct indices below n: one from each stride of n /
+ * count (count <= n), for changing a few tenants of an instance. */
+size_t bench_stride_pick(struct bench_rng *g, size_t n, size_t count, size_t i);
 
 /*
  * Reads every vm*.csv under dir; rows with no CPU or memory use are skipped

@@ -17,7 +17,9 @@
  */
 #include "bench_warm.h"
 
+#include "bench_caps.h"
 #include "bench_timer.h"
+#include "psdsf_caps.h"
 
 #include <errno.h>
 #include <math.h>
@@ -33,19 +35,39 @@
 struct warm_size {
 	enum fs_rule rule;
 	size_t n, m, k;
+	/* hosts > 0: the fleet's capped PS-DSF (bench_caps.h), each tenant on
+	 * `hosts` pools with local demands of `load` fair shares */
+	size_t hosts;
+	double load;
 };
 
 static const struct warm_size full_sizes[] = {
-    {FS_RULE_PSDSF, 1000, 4, 100}, {FS_RULE_PSDSF, 1000, 8, 100}, {FS_RULE_PSDSF, 200, 4, 2},
-    {FS_RULE_PSDSF, 200, 4, 3},	   {FS_RULE_PSDSF, 200, 4, 4},	  {FS_RULE_PSDSF, 200, 4, 5},
-    {FS_RULE_PSDSF, 200, 4, 6},	   {FS_RULE_PSDSF, 200, 4, 7},	  {FS_RULE_PSDSF, 200, 4, 8},
-    {FS_RULE_PSDSF, 200, 8, 2},	   {FS_RULE_PSDSF, 200, 8, 4},	  {FS_RULE_PSDSF, 200, 8, 8},
-    {FS_RULE_PSDSF, 10000, 4, 1},  {FS_RULE_PSDSF, 10000, 8, 1},  {FS_RULE_NJC, 10000, 4, 1},
-    {FS_RULE_NJC, 10000, 8, 1},
+    {FS_RULE_PSDSF, 1000, 4, 100, 0, 0},
+    {FS_RULE_PSDSF, 1000, 8, 100, 0, 0},
+    {FS_RULE_PSDSF, 200, 4, 2, 0, 0},
+    {FS_RULE_PSDSF, 200, 4, 3, 0, 0},
+    {FS_RULE_PSDSF, 200, 4, 4, 0, 0},
+    {FS_RULE_PSDSF, 200, 4, 5, 0, 0},
+    {FS_RULE_PSDSF, 200, 4, 6, 0, 0},
+    {FS_RULE_PSDSF, 200, 4, 7, 0, 0},
+    {FS_RULE_PSDSF, 200, 4, 8, 0, 0},
+    {FS_RULE_PSDSF, 200, 8, 2, 0, 0},
+    {FS_RULE_PSDSF, 200, 8, 4, 0, 0},
+    {FS_RULE_PSDSF, 200, 8, 8, 0, 0},
+    {FS_RULE_PSDSF, 10000, 4, 1, 0, 0},
+    {FS_RULE_PSDSF, 10000, 8, 1, 0, 0},
+    {FS_RULE_NJC, 10000, 4, 1, 0, 0},
+    {FS_RULE_NJC, 10000, 8, 1, 0, 0},
+    /* the fleet leader's solve: fitting and 3x oversubscribed hosts */
+    {FS_RULE_PSDSF, 200, 4, 8, 3, 1},
+    {FS_RULE_PSDSF, 200, 4, 8, 3, 3},
+    {FS_RULE_PSDSF, 1000, 4, 100, 5, 1},
+    {FS_RULE_PSDSF, 1000, 4, 100, 5, 3},
 };
 static const struct warm_size quick_sizes[] = {
-    {FS_RULE_PSDSF, 100, 4, 10}, {FS_RULE_PSDSF, 200, 4, 3}, {FS_RULE_PSDSF, 200, 8, 8},
-    {FS_RULE_PSDSF, 1000, 4, 1}, {FS_RULE_NJC, 1000, 4, 1},
+    {FS_RULE_PSDSF, 100, 4, 10, 0, 0}, {FS_RULE_PSDSF, 200, 4, 3, 0, 0},
+    {FS_RULE_PSDSF, 200, 8, 8, 0, 0},  {FS_RULE_PSDSF, 1000, 4, 1, 0, 0},
+    {FS_RULE_NJC, 1000, 4, 1, 0, 0},   {FS_RULE_PSDSF, 100, 4, 10, 3, 3},
 };
 
 struct stat {
@@ -84,9 +106,7 @@ static void perturb(struct bench_instance *in, uint64_t seed)
 
 	bench_rng_seed(&g, seed * 0x2545f4914f6cdd1dull + 17);
 	for (size_t c = 0; c < changed; c++) {
-		/* Stride through the tenants so that the changed ones are distinct. */
-		const size_t n =
-		    ((size_t)(bench_uniform(&g) * (double)(N / changed)) + c * (N / changed)) % N;
+		const size_t n = bench_stride_pick(&g, N, changed, c);
 		for (size_t r = 0; r < M; r++)
 			in->demand[n * M + r] *= 1 + CHANGE * (2 * bench_uniform(&g) - 1);
 	}
@@ -106,9 +126,27 @@ static double cpu_now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/* The median time of solving p (warm when ws), keeping the last solution. */
-static int time_one(const struct fs_problem *p, enum fs_rule rule, const struct fs_warm_start *ws,
-		    struct fs_solution *keep, double *ms, struct fs_error *err)
+/* One solve of a size: cold, or warm from ws (rules) or x0 (the fleet's). */
+struct solve_call {
+	const struct fs_problem *p;
+	enum fs_rule rule;
+	const struct fs_warm_start *ws;
+	const double *cap; /* non-NULL: capped PS-DSF (psdsf_caps.h) */
+	const double *x0;
+};
+
+static int solve_once(const struct solve_call *c, const struct fs_options *o,
+		      struct fs_solution *out, struct fs_error *err)
+{
+	if (c->cap)
+		return fs_solve_psdsf_caps_from(c->p, c->cap, o, c->x0, out, err);
+	return c->ws ? fs_solve_warm(c->p, c->rule, o, c->ws, out, err)
+		     : fs_solve(c->p, c->rule, o, out, err);
+}
+
+/* The median time of the solve c, keeping the last solution. */
+static int time_one(const struct solve_call *c, struct fs_solution *keep, double *ms,
+		    struct fs_error *err)
 {
 	const struct bench_budget b = {.ms = 30, .min_reps = 1, .max_reps = 51};
 	const struct fs_options o = {.alpha = INFINITY, .tol = TOL};
@@ -120,8 +158,7 @@ static int time_one(const struct fs_problem *p, enum fs_rule rule, const struct 
 	while (ret == 0 && bench_timing_more(&t, &b)) {
 		const double t0 = cpu_now_ms();
 		fs_solution_free(keep);
-		ret = ws ? fs_solve_warm(p, rule, &o, ws, keep, err)
-			 : fs_solve(p, rule, &o, keep, err);
+		ret = solve_once(c, &o, keep, err);
 		bench_timing_add(&t, cpu_now_ms() - t0);
 	}
 	*ms = bench_timing_median(&t);
@@ -129,9 +166,11 @@ static int time_one(const struct fs_problem *p, enum fs_rule rule, const struct 
 	return ret;
 }
 
-static bool certified(const struct fs_problem *p, enum fs_rule rule, const double *x,
-		      struct fs_error *why)
+static bool certified(const struct fs_problem *p, enum fs_rule rule, const double *cap,
+		      const double *x, struct fs_error *why)
 {
+	if (cap) /* (feasibility included) */
+		return fs_check_psdsf_caps(p, cap, x, CHECK_TOL, why);
 	/* Theorem 1 does not see a resource past its capacity (it counts as
 	 * saturated): feasibility is checked apart */
 	if (rule == FS_RULE_PSDSF)
@@ -167,6 +206,7 @@ static int run_seed(const struct bench_samples *s, const struct warm_size *z, ui
 		    struct seed_result *res)
 {
 	struct bench_instance in;
+	struct bench_caps caps = {0};
 	struct fs_solution first = {0}, cold = {0}, warm = {0};
 	struct fs_error err = {{0}};
 	struct fs_warm_start ws;
@@ -174,14 +214,25 @@ static int run_seed(const struct bench_samples *s, const struct warm_size *z, ui
 
 	if (ret < 0)
 		return ret;
-	ret = fs_solve(&in.p, z->rule, NULL, &first, &err);
+	if (z->hosts && (ret = bench_caps_make(&caps, &in, z->hosts, z->load, seed)) < 0) {
+		bench_instance_free(&in);
+		return ret;
+	}
+	struct solve_call call = {.p = &in.p, .rule = z->rule, .cap = caps.cap};
+	ret = solve_once(&call, NULL, &first, &err);
 	if (ret == 0) {
 		ws = fs_warm_start_of(&in.p, &first);
-		perturb(&in, seed);
-		ret = time_one(&in.p, z->rule, NULL, &cold, &res->cold_ms, &err);
+		if (z->hosts)
+			bench_caps_change(&caps, &in, CHANGE, seed);
+		else
+			perturb(&in, seed);
+		ret = time_one(&call, &cold, &res->cold_ms, &err);
 	}
-	if (ret == 0 && z->rule == FS_RULE_PSDSF)
-		ret = time_one(&in.p, z->rule, &ws, &warm, &res->warm_ms, &err);
+	if (ret == 0 && z->rule == FS_RULE_PSDSF) {
+		call.ws = &ws;
+		call.x0 = first.x;
+		ret = time_one(&call, &warm, &res->warm_ms, &err);
+	}
 	if (ret < 0) {
 		printf("  %s N=%zu M=%zu K=%zu seed %llu: error: %s\n", fs_rule_name(z->rule), z->n,
 		       z->m, z->k, (unsigned long long)seed, err.msg);
@@ -190,7 +241,7 @@ static int run_seed(const struct bench_samples *s, const struct warm_size *z, ui
 	}
 	res->cold_it = cold.iterations;
 	res->cold_rep = cold.repaired;
-	if (!certified(&in.p, z->rule, cold.x, &err)) {
+	if (!certified(&in.p, z->rule, caps.cap, cold.x, &err)) {
 		printf("  cold N=%zu M=%zu K=%zu seed %llu: not certified: %s\n", z->n, z->m, z->k,
 		       (unsigned long long)seed, err.msg);
 		fail = 1;
@@ -200,16 +251,19 @@ static int run_seed(const struct bench_samples *s, const struct warm_size *z, ui
 	res->warm_it = warm.iterations;
 	res->warm_rep = warm.repaired;
 	res->diff = totals_diff(&in.p, &cold, &warm);
-	if (!warm.warm || !certified(&in.p, z->rule, warm.x, &err)) {
+	/* (the capped solver does not say whether it started warm) */
+	const bool started_warm = warm.warm || caps.cap;
+	if (!started_warm || !certified(&in.p, z->rule, caps.cap, warm.x, &err)) {
 		printf("  warm N=%zu M=%zu K=%zu seed %llu: %s%s\n", z->n, z->m, z->k,
-		       (unsigned long long)seed, warm.warm ? "not certified: " : "solved cold",
-		       warm.warm ? err.msg : "");
+		       (unsigned long long)seed, started_warm ? "not certified: " : "solved cold",
+		       started_warm ? err.msg : "");
 		fail = 1;
 	}
 out:
 	fs_solution_free(&first);
 	fs_solution_free(&cold);
 	fs_solution_free(&warm);
+	bench_caps_free(&caps);
 	bench_instance_free(&in);
 	return fail;
 }
@@ -234,8 +288,10 @@ int bench_warm(const struct bench_samples *s, unsigned long long seed0, int seed
 	printf("warm re-solves: %d seeds from %llu; 1%% of tenants change demand by up to "
 	       "+-%.0f%% per resource;\n  times: thread CPU ms (median over the seeds, and "
 	       "the worst); it: sweeps + Algorithm-I rounds;\n  rep: seeds whose solve ended at "
-	       "the repair's exact point, cold and warm\n",
-	       seeds, seed0, 100 * CHANGE);
+	       "the repair's exact point, cold and warm;\n  capsL: the fleet leader's capped "
+	       "PS-DSF (psdsf_caps.h), each tenant on 3 pools (5 at K =\n  100) with local "
+	       "demands of L fair shares; 1%% of tenants change them by up to +-%.0f%%\n",
+	       seeds, seed0, 100 * CHANGE, 100 * CHANGE);
 	printf("%-6s %2s %4s %6s | %9s %9s %7s %7s | %9s %9s %7s %7s | %8s | %7s\n", "rule", "M",
 	       "K", "N", "cold_med", "cold_max", "it_med", "it_max", "warm_med", "warm_max",
 	       "it_med", "it_max", "diff_max", "rep");
@@ -264,10 +320,19 @@ int bench_warm(const struct bench_samples *s, unsigned long long seed0, int seed
 			cold_rep += res.cold_rep;
 			warm_rep += res.warm_rep;
 		}
-		printf("%-6s %2zu %4zu %6zu | %9.3f %9.3f %7.0f %7.0f", fs_rule_name(z->rule), z->m,
-		       z->k, z->n, stat_median(&st[0]), stat_worst(&st[0]), stat_median(&st[1]),
+		char label[32];
+		if (z->hosts)
+			snprintf(label, sizeof(label), "caps%g", z->load);
+		else
+			snprintf(label, sizeof(label), "%s", fs_rule_name(z->rule));
+		printf("%-6s %2zu %4zu %6zu | %9.3f %9.3f %7.0f %7.0f", label, z->m, z->k, z->n,
+		       stat_median(&st[0]), stat_worst(&st[0]), stat_median(&st[1]),
 		       stat_worst(&st[1]));
-		if (z->rule == FS_RULE_PSDSF)
+		if (z->rule == FS_RULE_PSDSF && z->hosts)
+			printf(" | %9.3f %9.3f %7.0f %7.0f | %8.1e | %7s\n", stat_median(&st[2]),
+			       stat_worst(&st[2]), stat_median(&st[3]), stat_worst(&st[3]),
+			       stat_worst(&st[4]), "-");
+		else if (z->rule == FS_RULE_PSDSF)
 			printf(" | %9.3f %9.3f %7.0f %7.0f | %8.1e | %3d,%3d\n",
 			       stat_median(&st[2]), stat_worst(&st[2]), stat_median(&st[3]),
 			       stat_worst(&st[3]), stat_worst(&st[4]), cold_rep, warm_rep);
