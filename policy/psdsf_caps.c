@@ -19,9 +19,9 @@
  * accelerated as the single-host solver's are (sweep_accel.c), in the first
  * half of the sweep cap. Fleets whose hosts fit their tenants' local demand
  * end in a few plain sweeps (a tenant reaches its cap); on oversubscribed
- * ones the plain sweeps drift as the single-host solver's did: 1,000-9,000
- * sweeps, seconds per period, at 100 hosts and 1,000 tenants (measured in
- * docs/policy-notes.md, issue 17).
+ * ones the plain sweeps drift as the single-host solver's did: at 100 hosts
+ * and 1,000 tenants, 1,000-9,000 sweeps where hosts are asked for 3-10
+ * times what they have, seconds a period (docs/policy-notes.md, issue 17).
  */
 #include "psdsf_caps.h"
 #include "error.h"
@@ -34,7 +34,20 @@
 #include <string.h>
 
 #define CAPS_DEFAULT_SWEEPS 20000
-#define LBL		    48
+/*
+ * The first sweep that the acceleration follows. Fleets whose hosts fit
+ * their tenants' local demand settle in a few plain sweeps, where the
+ * extrapolations' history ((2 SWEEP_ACCEL_MEM + 4) N K doubles, 16 MB at
+ * N = 1000, K = 100, each page a fault when first touched) and their
+ * failed tries cost more than they save. Measured on fleets of N = 1000,
+ * K = 100, each tenant on 5 hosts, 3 seeds (tests/bench/bench_caps.h):
+ * local demands of 1 fair share, cold 4 / 26 / 6 plain sweeps, 5 / 7 / 9
+ * from the second sweep on (35 / 168 / 46 -> 71 / 92 / 121 ms), 4 / 10 / 6
+ * from the eighth (42 / 94 / 45 ms); of 3 fair shares, about the same
+ * from either (150-1,600 sweeps cold, 90-340 warm; 1,000-1,900 plain).
+ */
+#define ACCEL_FROM 8
+#define LBL	   48
 
 struct bp {
 	double level;
@@ -366,8 +379,9 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 			r = 0;
 			break;
 		}
-		/* (allocated on first use: most warm fleet solves need one or
-		 * two sweeps, and the history is (2 SWEEP_ACCEL_MEM + 4) N K doubles) */
+		/* From sweep ACCEL_FROM on (allocated then, see there). */
+		if (out->iterations < ACCEL_FROM)
+			continue;
 		if (!have_accel && sweep_accel_alloc(&a, s.N * s.K, s.gamma) < 0) {
 			snprintf(err->msg, sizeof(err->msg), "out of memory for %zu tenants", s.N);
 			r = -ENOMEM;
