@@ -61,7 +61,7 @@ struct caps_solver {
 	size_t N, K, M;
 	double tol;
 	double *x, *gamma, *tot;    /* [N][K], [N][K], [N] */
-	double *x_old;		    /* [N][K]: x before the sweep */
+	double *x_old;		    /* [N][K]: x before the sweep (when accelerated) */
 	double *off, *slope, *room; /* [N] */
 	bool *climbing;		    /* [N] */
 	struct bp *bps;		    /* [2N] */
@@ -371,16 +371,22 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 	    .x = s.x, .gamma = s.gamma, .tol = s.tol, .project = project, .ctx = &s};
 	r = -ERANGE;
 	for (out->iterations = 1; out->iterations <= max_sweeps; out->iterations++) {
+		/* From sweep ACCEL_FROM on (see there), in the first half: the
+		 * second is plain sweeps, so that a run of extrapolations that
+		 * pass their checks but cycle still ends (as in psdsf.c). */
+		const bool accel =
+		    out->iterations >= ACCEL_FROM && out->iterations <= max_sweeps / 2;
 		double moved = 0;
-		memcpy(s.x_old, s.x, s.N * s.K * sizeof(double));
+
+		if (accel)
+			memcpy(s.x_old, s.x, s.N * s.K * sizeof(double));
 		for (size_t k = 0; k < s.K; k++)
 			moved = fmax(moved, best_response(&s, k));
 		if (moved <= s.tol) {
 			r = 0;
 			break;
 		}
-		/* From sweep ACCEL_FROM on (allocated then, see there). */
-		if (out->iterations < ACCEL_FROM)
+		if (!accel)
 			continue;
 		if (!have_accel && sweep_accel_alloc(&a, s.N * s.K, s.gamma) < 0) {
 			snprintf(err->msg, sizeof(err->msg), "out of memory for %zu tenants", s.N);
@@ -388,10 +394,7 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 			goto out;
 		}
 		have_accel = true;
-		/* the second half is plain sweeps: a run of extrapolations that
-		 * pass their checks but cycle still ends (as in psdsf.c) */
-		if (out->iterations <= max_sweeps / 2)
-			sweep_accel_step(&a, &t, s.x_old, moved, out->iterations);
+		sweep_accel_step(&a, &t, s.x_old, moved, out->iterations);
 	}
 	if (out->iterations > max_sweeps)
 		out->iterations = max_sweeps;
