@@ -11,7 +11,7 @@ int bench_caps_make(struct bench_caps *c, struct bench_instance *in, size_t host
 		    uint64_t seed)
 {
 	const size_t N = in->p.n_tenants, K = in->p.n_pools;
-	const size_t per_pool = N * (hosts < K ? hosts : K); /* tenant-pool pairs */
+	const size_t pairs = N * (hosts < K ? hosts : K); /* tenants on pools */
 	struct bench_rng g;
 
 	memset(c, 0, sizeof(*c));
@@ -34,12 +34,12 @@ int bench_caps_make(struct bench_caps *c, struct bench_instance *in, size_t host
 		}
 	in->p.eligible = c->eligible;
 	in->p.max_tasks = NULL;
-	/* A fair share of pool k for one of its expected N hosts / K tenants:
+	/* A fair share of pool k for one of its pairs / K tenants (expected):
 	 * gamma_{n,k} (n alone on k) over that count. */
 	for (size_t j = 0; j < N * K; j++)
 		if (c->eligible[j])
 			c->cap[j] = load * fs_gamma(&in->p, j / K, j % K) * (double)K /
-				    (double)per_pool * (0.2 + 1.6 * bench_uniform(&g));
+				    (double)pairs * (0.2 + 1.6 * bench_uniform(&g));
 	return 0;
 }
 

@@ -10,10 +10,15 @@
  * Algorithm-I rounds; the repair's rounds are not counted, so a warm solve
  * the first repair settles (psdsf_repair.c) counts 0, and "rep" counts the
  * seeds whose solve ended at the repair's point).
- * Both results must pass the Theorem-1 predicate; "diff" is the largest
- * difference of their totals per tenant, in units of the tenant's own scale
- * (max_tasks when finite, else its largest gamma), which need not be 0:
- * PS-DSF allocations are not unique on capped multi-pool instances.
+ * The capsL rows do the same for the fleet leader's capped PS-DSF
+ * (psdsf_caps.h) on fleets of bench_caps.h, where the change is 1 % of the
+ * tenants' local demands (caps) and the warm solve starts from the first
+ * solution's x; it has no repair, so their rep column is "-".
+ * Both results must pass the Theorem-1 predicate (the capped one for capsL
+ * rows); "diff" is the largest difference of their totals per tenant, in
+ * units of the tenant's own scale (max_tasks when finite, else its largest
+ * gamma), which need not be 0: PS-DSF allocations are not unique on capped
+ * multi-pool instances.
  */
 #include "bench_warm.h"
 
