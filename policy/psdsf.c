@@ -952,7 +952,7 @@ static int fast_sweeps(struct psdsf *s, int max_sweeps)
 		if (move <= s->tol || s->K == 1)
 			break;
 		/* Allocated on first use: a warm solve often needs one sweep, and the
-		 * mixing history is 16 N K doubles (13 MB at N = 1000, K = 100). */
+		 * mixing history is 20 N K doubles (16 MB at N = 1000, K = 100). */
 		if (!have_accel && sweep_accel_alloc(&a, s->N * s->K, s->gamma) < 0) {
 			ret = -ENOMEM;
 			break;

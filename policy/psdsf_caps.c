@@ -47,6 +47,9 @@
  * from either (150-1,600 sweeps cold, 90-340 warm; 1,000-1,900 plain).
  */
 #define ACCEL_FROM 8
+/* a carried rate that keeps less than this of itself is recomputed (cross_to):
+ * its relative rounding is then at most about 1e-13 */
+#define CARRY_KEEP 1e-3
 #define LBL	   48
 
 struct bp {
@@ -126,14 +129,16 @@ static void use_at(struct caps_solver *s, size_t k, double L)
 /*
  * Moves use and rate from level L to next (> L), crossing the breakpoints at
  * or below next from *bi: a start adds its tenant's slope to the rate of what
- * it demands, an end takes it off. A resource with no linear demander left
- * gets a rate of exactly 0 (the sum of additions and subtractions need not
- * be): a rounding residue there would stop its holders at a phantom
- * saturation.
+ * it demands, an end takes it off. Returns false when an end took off all
+ * but CARRY_KEEP of a resource's rate: what is left then carries the
+ * rounding of the larger terms (weights 1e9 apart left a pool 4e-6 short of
+ * full, 1e14 apart 15 %), and the caller recomputes exactly. A resource
+ * with no linear demander left gets a rate of exactly 0.
  */
-static void cross_to(struct caps_solver *s, double L, double next, size_t nbp, size_t *bi)
+static bool cross_to(struct caps_solver *s, double L, double next, size_t nbp, size_t *bi)
 {
 	const size_t M = s->M;
+	bool kept = true;
 
 	for (size_t r = 0; r < M; r++)
 		s->use[r] += s->rate[r] * (next - L);
@@ -147,15 +152,19 @@ static void cross_to(struct caps_solver *s, double L, double next, size_t nbp, s
 			if (!(d[r] > 0))
 				continue;
 			if (b->is_end) {
+				const double before = s->rate[r];
 				s->rate[r] -= s->slope[b->n] * d[r];
 				if (--s->linear[r] == 0)
 					s->rate[r] = 0;
+				else if (!(s->rate[r] > CARRY_KEEP * before))
+					kept = false;
 			} else {
 				s->rate[r] += s->slope[b->n] * d[r];
 				s->linear[r]++;
 			}
 		}
 	}
+	return kept;
 }
 
 /*
@@ -165,7 +174,10 @@ static void cross_to(struct caps_solver *s, double L, double next, size_t nbp, s
  * are exact at L0 (use_at) and carried from breakpoint to breakpoint
  * (cross_to): recomputing them over the pool's tenants at each one made the
  * walk O(tenants^2) a pool, half of a sweep at 100 hosts x 1000 tenants.
- * best_response recomputes them exactly where the walk stops.
+ * They are recomputed where cross_to says the carried rate lost its
+ * precision, and at the breakpoint the saturation follows before it is
+ * returned, so that the level returned is the one the walk recomputing at
+ * every breakpoint returned.
  */
 static double next_saturation(struct caps_solver *s, size_t k, double L0, size_t nbp, size_t *bi,
 			      size_t *sat)
@@ -173,6 +185,7 @@ static double next_saturation(struct caps_solver *s, size_t k, double L0, size_t
 	const size_t M = s->M;
 	const double *c = &s->p->capacity[k * M];
 	double L = L0;
+	bool exact = true; /* use and rate are use_at's at L */
 
 	use_at(s, k, L);
 	/* (use_at counted the breakpoints at or below L0) */
@@ -191,12 +204,19 @@ static double next_saturation(struct caps_solver *s, size_t k, double L0, size_t
 				*sat = r;
 			}
 		}
+		if (best <= next && !exact) {
+			use_at(s, k, L); /* carried: confirm with the exact ones */
+			exact = true;
+			continue;
+		}
 		if (best <= next)
 			return fmax(best, L);
 		if (!isfinite(next))
 			return INFINITY;
-		cross_to(s, L, next, nbp, bi);
+		exact = !cross_to(s, L, next, nbp, bi);
 		L = next;
+		if (exact)
+			use_at(s, k, L);
 	}
 }
 
@@ -352,7 +372,7 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 	struct sweep_accel a = {0};
 	struct sweep_accel_target t;
 	int max_sweeps = opt && opt->max_iter > 0 ? opt->max_iter : CAPS_DEFAULT_SWEEPS;
-	bool have_accel = false;
+	bool have_accel = false, no_accel = false;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -432,13 +452,15 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 		}
 		if (!accel)
 			continue;
-		if (!have_accel && sweep_accel_alloc(&a, s.N * s.K, s.gamma) < 0) {
-			snprintf(err->msg, sizeof(err->msg), "out of memory for %zu tenants", s.N);
-			r = -ENOMEM;
-			goto out;
+		/* (the acceleration is optional: without its memory, plain
+		 * sweeps go on) */
+		if (!have_accel && !no_accel && sweep_accel_alloc(&a, s.N * s.K, s.gamma) < 0) {
+			sweep_accel_free(&a);
+			no_accel = true;
 		}
-		have_accel = true;
-		sweep_accel_step(&a, &t, s.x_old, moved, out->iterations);
+		have_accel = !no_accel;
+		if (have_accel)
+			sweep_accel_step(&a, &t, s.x_old, moved, out->iterations);
 	}
 	if (out->iterations > max_sweeps)
 		out->iterations = max_sweeps;

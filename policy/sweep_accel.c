@@ -183,9 +183,9 @@ static void record(struct sweep_accel *a, const double *x, const double *x_in)
 
 /*
  * Records the sweep x_in -> x (= G(x_in)) and overwrites x with the mixed
- * next point, projected back to x >= 0 and x_n <= max_tasks_n, after saving
- * x. Returns false when it left x alone (too little history). Uses x_in as
- * scratch.
+ * next point, projected back into the solver's box (t->project), after
+ * saving x. Returns false when it left x alone (too little history). Uses
+ * x_in as scratch.
  */
 static bool aa_step(struct sweep_accel *a, const struct sweep_accel_target *t, double *x_in)
 {

@@ -56,8 +56,9 @@ void sweep_accel_forget(struct sweep_accel *a);
  * After the sweep number `sweep`, x_in -> t->x, which moved x by move (the
  * stopping test's largest |change| / gamma): checks the last extrapolation
  * (restoring the sweep output it started from when this sweep moved more
- * than twice the one before it), then tries a jump, then Anderson mixing,
- * which leave an extrapolated point in t->x. x_in is scratch after it.
+ * than twice the one before it, unless it was a jump along the plain
+ * sweeps' own path), then tries a jump, then Anderson mixing, which leave
+ * an extrapolated point in t->x. x_in is scratch after it.
  */
 void sweep_accel_step(struct sweep_accel *a, const struct sweep_accel_target *t, double *x_in,
 		      double move, int sweep);
