@@ -692,24 +692,11 @@ static double sweep(struct psdsf *s)
 static void project(void *ctx)
 {
 	struct psdsf *s = ctx;
-	const size_t N = s->N, K = s->K;
-	double *x = s->x;
+	const size_t K = s->K;
 
-	for (size_t n = 0; n < N; n++) {
-		const double mt = s->mt[n];
-		double t = 0;
-		for (size_t i = 0; i < K; i++) {
-			double *v = &x[n * K + i];
-			*v = s->gamma[n * K + i] > 0 ? fmax(0, *v) : 0;
-			t += *v;
-		}
-		if (t > mt) {
-			for (size_t i = 0; i < K; i++)
-				x[n * K + i] *= mt / t;
-			t = mt;
-		}
-		s->tot[n] = t;
-	}
+	for (size_t n = 0; n < s->N; n++)
+		s->tot[n] =
+		    sweep_accel_clamp_row(&s->x[n * K], &s->gamma[n * K], NULL, s->mt[n], K);
 }
 
 static void psdsf_free(struct psdsf *s)

@@ -342,20 +342,10 @@ static void project(void *ctx)
 	struct caps_solver *s = ctx;
 	const size_t K = s->K;
 
-	for (size_t n = 0; n < s->N; n++) {
-		const double mt = fs_max_tasks(s->p, n);
-		double *x = &s->x[n * K], t = 0;
-		for (size_t k = 0; k < K; k++) {
-			x[k] = s->gamma[n * K + k] > 0 ? fmin(fmax(0, x[k]), cap_of(s, n, k)) : 0;
-			t += x[k];
-		}
-		if (t > mt) {
-			for (size_t k = 0; k < K; k++)
-				x[k] *= mt / t;
-			t = mt;
-		}
-		s->tot[n] = t;
-	}
+	for (size_t n = 0; n < s->N; n++)
+		s->tot[n] =
+		    sweep_accel_clamp_row(&s->x[n * K], &s->gamma[n * K],
+					  s->cap ? &s->cap[n * K] : NULL, fs_max_tasks(s->p, n), K);
 }
 
 int fs_solve_psdsf_caps(const struct fs_problem *p, const double *cap, const struct fs_options *opt,
@@ -372,7 +362,7 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 	struct sweep_accel a = {0};
 	struct sweep_accel_target t;
 	int max_sweeps = opt && opt->max_iter > 0 ? opt->max_iter : CAPS_DEFAULT_SWEEPS;
-	bool have_accel = false, no_accel = false;
+	bool have_accel = false, no_accel = false; /* allocated; its allocation failed */
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -439,7 +429,7 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 		 * second is plain sweeps, so that a run of extrapolations that
 		 * pass their checks but cycle still ends (as in psdsf.c). */
 		const bool accel =
-		    out->iterations >= ACCEL_FROM && out->iterations <= max_sweeps / 2;
+		    !no_accel && out->iterations >= ACCEL_FROM && out->iterations <= max_sweeps / 2;
 		double moved = 0;
 
 		if (accel)
@@ -452,15 +442,16 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 		}
 		if (!accel)
 			continue;
-		/* (the acceleration is optional: without its memory, plain
-		 * sweeps go on) */
-		if (!have_accel && !no_accel && sweep_accel_alloc(&a, s.N * s.K, s.gamma) < 0) {
-			sweep_accel_free(&a);
-			no_accel = true;
+		if (!have_accel) {
+			/* optional: without its memory, plain sweeps go on */
+			if (sweep_accel_alloc(&a, s.N * s.K, s.gamma) < 0) {
+				sweep_accel_free(&a);
+				no_accel = true;
+				continue;
+			}
+			have_accel = true;
 		}
-		have_accel = !no_accel;
-		if (have_accel)
-			sweep_accel_step(&a, &t, s.x_old, moved, out->iterations);
+		sweep_accel_step(&a, &t, s.x_old, moved, out->iterations);
 	}
 	if (out->iterations > max_sweeps)
 		out->iterations = max_sweeps;

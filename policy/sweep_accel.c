@@ -68,6 +68,24 @@ void sweep_accel_free(struct sweep_accel *a)
 	free(a->dg);
 }
 
+double sweep_accel_clamp_row(double *x, const double *gamma, const double *cap, double mt, size_t K)
+{
+	double t = 0;
+
+	for (size_t k = 0; k < K; k++) {
+		x[k] = gamma[k] > 0 ? fmax(0, x[k]) : 0;
+		if (cap)
+			x[k] = fmin(x[k], cap[k]);
+		t += x[k];
+	}
+	if (t > mt) {
+		for (size_t k = 0; k < K; k++)
+			x[k] *= mt / t;
+		t = mt;
+	}
+	return t;
+}
+
 int sweep_accel_alloc(struct sweep_accel *a, size_t dim, const double *gamma)
 {
 	memset(a, 0, sizeof(*a));

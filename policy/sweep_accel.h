@@ -43,6 +43,15 @@ struct sweep_accel {
 	double gram[SWEEP_ACCEL_MEM][SWEEP_ACCEL_MEM];
 };
 
+/*
+ * One tenant's row of an extrapolated point back into the sweeps' box:
+ * x_k >= 0 where gamma_k > 0 (else 0), x_k <= cap_k (cap NULL: none), and
+ * the row scaled down to mt when its total is above it. Returns the total.
+ * The projections of both solvers (their project callbacks) call it.
+ */
+double sweep_accel_clamp_row(double *x, const double *gamma, const double *cap, double mt,
+			     size_t K);
+
 /* Fills a for dim entries weighted by 1 / gamma^2. 0 or -ENOMEM (free a
  * either way). */
 int sweep_accel_alloc(struct sweep_accel *a, size_t dim, const double *gamma);

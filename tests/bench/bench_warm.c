@@ -333,15 +333,14 @@ int bench_warm(const struct bench_samples *s, unsigned long long seed0, int seed
 		printf("%-6s %2zu %4zu %6zu | %9.3f %9.3f %7.0f %7.0f", label, z->m, z->k, z->n,
 		       stat_median(&st[0]), stat_worst(&st[0]), stat_median(&st[1]),
 		       stat_worst(&st[1]));
-		if (z->rule == FS_RULE_PSDSF && z->hosts)
+		if (z->rule == FS_RULE_PSDSF) {
+			char rep[32] = "-"; /* (the capped solver has no repair) */
+			if (!z->hosts)
+				snprintf(rep, sizeof(rep), "%3d,%3d", cold_rep, warm_rep);
 			printf(" | %9.3f %9.3f %7.0f %7.0f | %8.1e | %7s\n", stat_median(&st[2]),
 			       stat_worst(&st[2]), stat_median(&st[3]), stat_worst(&st[3]),
-			       stat_worst(&st[4]), "-");
-		else if (z->rule == FS_RULE_PSDSF)
-			printf(" | %9.3f %9.3f %7.0f %7.0f | %8.1e | %3d,%3d\n",
-			       stat_median(&st[2]), stat_worst(&st[2]), stat_median(&st[3]),
-			       stat_worst(&st[3]), stat_worst(&st[4]), cold_rep, warm_rep);
-		else
+			       stat_worst(&st[4]), rep);
+		} else
 			printf(" | %9s %9s %7s %7s | %8s | %7s\n", "-", "-", "-", "-", "-", "-");
 		fflush(stdout);
 	}
