@@ -17,11 +17,12 @@
  * no x_{n,k} by more than tol gamma_{n,k}: then every pool is at its best
  * response, which is the extended Theorem-1 condition. The sweeps are
  * accelerated as the single-host solver's are (sweep_accel.c), in the first
- * half of the sweep cap. Fleets whose hosts fit their tenants' local demand
- * end in a few plain sweeps (a tenant reaches its cap); on oversubscribed
- * ones the plain sweeps drift as the single-host solver's did: at 100 hosts
- * and 1,000 tenants, 1,000-9,000 sweeps where hosts are asked for 3-10
- * times what they have, seconds a period (docs/policy-notes.md, issue 17).
+ * half of the sweep cap, on the entries that can hold tasks only. Fleets
+ * whose hosts fit their tenants' local demand end in a few plain sweeps (a
+ * tenant reaches its cap); on oversubscribed ones the plain sweeps drift as
+ * the single-host solver's did: at 100 hosts and 1,000 tenants, 1,000-9,000
+ * sweeps where hosts are asked for 3-10 times what they have, seconds a
+ * period (docs/policy-notes.md, issue 17).
  */
 #include "psdsf_caps.h"
 #include "error.h"
@@ -37,20 +38,29 @@
 /*
  * The first sweep that the acceleration follows. Fleets whose hosts fit
  * their tenants' local demand settle in a few plain sweeps, where the
- * extrapolations' history ((2 SWEEP_ACCEL_MEM + 4) N K doubles, 16 MB at
- * N = 1000, K = 100, each page a fault when first touched) and their
- * failed tries cost more than they save. Measured on fleets of N = 1000,
- * K = 100, each tenant on 5 hosts, 3 seeds (tests/bench/bench_caps.h):
- * local demands of 1 fair share, cold 4 / 26 / 6 plain sweeps, 5 / 7 / 9
- * from the second sweep on (35 / 168 / 46 -> 71 / 92 / 121 ms), 4 / 10 / 6
- * from the eighth (42 / 94 / 45 ms); of 3 fair shares, about the same
- * from either (150-1,600 sweeps cold, 90-340 warm; 1,000-1,900 plain).
+ * extrapolations' failed tries cost more than they save. Measured on
+ * fleets of tests/bench/bench_caps.h (N = 1000, K = 100, each tenant on 5
+ * hosts; N = 200, K = 8 on 3), same run, sweeps summed over the seeds,
+ * cold / warm:
+ *
+ *   local demand      from sweep 2     from sweep 4     from sweep 8
+ *   1 share, K 100    66 / 37          58 / 42          69 / 62
+ *   3 shares, K 100   6405 / 1128      7528 / 1183      5698 / 884
+ *   3 shares, K 8     1472 / 262       1455 / 270       1400 / 343
+ *
+ * (8 seeds, 6, and 20; the K = 100 rows' times follow their sweeps). The
+ * oversubscribed K = 100 fleets, where the time is, gain most from the
+ * eighth. (Before the acceleration ran on the entries alone, its history
+ * also cost a page fault per 4 KB of 16 MB, which made the second sweep
+ * slower still.)
  */
 #define ACCEL_FROM 8
 /* a carried rate that keeps less than this of itself is recomputed (cross_to):
  * its relative rounding is then at most about 1e-13 */
 #define CARRY_KEEP 1e-3
 #define LBL	   48
+/* shifts per entry that sort_bps allows itself before it calls qsort */
+#define SORT_SHIFTS 8
 
 struct bp {
 	double level;
@@ -63,13 +73,25 @@ struct caps_solver {
 	const double *cap;
 	size_t N, K, M;
 	double tol;
-	double *x, *gamma, *tot;    /* [N][K], [N][K], [N] */
-	double *x_old;		    /* [N][K]: x before the sweep (when accelerated) */
-	double *off, *slope, *room; /* [N] */
-	bool *climbing;		    /* [N] */
-	struct bp *bps;		    /* [2N] */
-	double *use, *rate;	    /* [M] */
-	size_t *linear;		    /* [M]: climbing demanders between their breakpoints */
+	double *x, *gamma, *tot; /* [N][K], [N][K], [N] */
+	/* The acceleration's point: the entries that can hold x (gamma > 0),
+	 * tenant by tenant (a fleet's tenants each run on a few of its hosts:
+	 * 5,000 of the 100,000 entries of N = 1000, K = 100 on the bench),
+	 * in the order of x, so its sums are x's, bit for bit. Tenant n's
+	 * are ent[ent_off[n] .. ent_off[n + 1]). */
+	size_t n_ent, *ent, *ent_off; /* [n_ent] (n K + k), [N + 1] */
+	double *xe, *xe_old;	      /* [n_ent]: x after and before the sweep */
+	double *gamma_e, *cap_e;      /* [n_ent]; cap_e NULL without caps */
+	double *off, *slope, *room;   /* [N] */
+	bool *climbing;		      /* [N] */
+	struct bp *bps;		      /* [2N]: one pool's, sorted */
+	/* Pool k's breakpoints as 2 n + is_end, from order[2 act_off[k]], in
+	 * the order of its last walk, climbing tenants' first: the levels move
+	 * little from one sweep to the next, so sorting from that order
+	 * (sort_bps) costs about one pass. parked [2N] is scratch. */
+	size_t *order, *parked;
+	double *use, *rate; /* [M] */
+	size_t *linear;	    /* [M]: climbing demanders between their breakpoints */
 	/* Pool k's tenants that can run there (gamma > 0): act[act_off[k] ..
 	 * act_off[k + 1]). Only they ever hold x on k, so each pool's walk
 	 * costs its own tenants, not all N (a fleet's hosts each run a few). */
@@ -86,6 +108,32 @@ static int cmp_bp(const void *a, const void *b)
 	if (x->is_end != y->is_end)
 		return x->is_end ? 1 : -1;
 	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/*
+ * Sorts b by cmp_bp from the order it comes in: by insertion, which costs
+ * a pass over an order that is almost sorted already, and by qsort once
+ * the insertions have moved entries more than SORT_SHIFTS times each on
+ * average (a pool's first walk, or a sweep that moved much). cmp_bp is a
+ * total order on a pool's breakpoints, so either gives the same order.
+ */
+static void sort_bps(struct bp *b, size_t n)
+{
+	size_t budget = SORT_SHIFTS * n;
+
+	for (size_t i = 1; i < n; i++) {
+		const struct bp v = b[i];
+		size_t j = i;
+
+		for (; j > 0 && cmp_bp(&v, &b[j - 1]) < 0; j--)
+			b[j] = b[j - 1];
+		b[j] = v;
+		if (i - j > budget) {
+			qsort(b, n, sizeof(*b), cmp_bp);
+			return;
+		}
+		budget -= i - j;
+	}
 }
 
 static double cap_of(const struct caps_solver *s, size_t n, size_t k)
@@ -226,7 +274,7 @@ static double best_response(struct caps_solver *s, size_t k)
 	const size_t K = s->K, M = s->M, a0 = s->act_off[k], a1 = s->act_off[k + 1];
 	const double *c = &s->p->capacity[k * M];
 	double moved = 0, L = 0;
-	size_t nbp = 0, bi = 0;
+	size_t nbp = 0, bi = 0, nparked = 0, *order = &s->order[2 * a0];
 
 	for (size_t a = a0; a < a1; a++) {
 		size_t n = s->act[a];
@@ -238,13 +286,23 @@ static double best_response(struct caps_solver *s, size_t k)
 		s->slope[n] = fs_weight(s->p, n) * g;
 		s->room[n] = fmax(0, fmin(cap_of(s, n, k), fs_max_tasks(s->p, n) - s->off[n]));
 		s->x[n * K + k] = 0;
-		if (s->room[n] <= 0)
-			continue;
-		s->climbing[n] = true;
-		s->bps[nbp++] = (struct bp){s->off[n] / s->slope[n], n, false};
-		s->bps[nbp++] = (struct bp){(s->off[n] + s->room[n]) / s->slope[n], n, true};
+		s->climbing[n] = s->room[n] > 0;
 	}
-	qsort(s->bps, nbp, sizeof(*s->bps), cmp_bp);
+	for (size_t e = 0; e < 2 * (a1 - a0); e++) {
+		const size_t n = order[e] / 2;
+		const bool is_end = order[e] % 2;
+
+		if (!s->climbing[n])
+			s->parked[nparked++] = order[e];
+		else
+			s->bps[nbp++] = (struct bp){is_end ? (s->off[n] + s->room[n]) / s->slope[n]
+							   : s->off[n] / s->slope[n],
+						    n, is_end};
+	}
+	sort_bps(s->bps, nbp);
+	for (size_t e = 0; e < nbp; e++)
+		order[e] = 2 * s->bps[e].n + s->bps[e].is_end;
+	memcpy(&order[nbp], s->parked, nparked * sizeof(size_t));
 	for (size_t stops = 0; stops <= M; stops++) {
 		size_t sat = 0;
 		double Ls = next_saturation(s, k, L, nbp, &bi, &sat);
@@ -335,17 +393,71 @@ static void set_shares(const struct fs_problem *p, const double *cap, struct fs_
 	}
 }
 
-/* After an extrapolation (sweep_accel): 0 <= x_{n,k} <= cap_{n,k} where n
- * can run on k (else 0), x_n <= max_tasks_n, and tot. */
+static void gather(const struct caps_solver *s, double *xe)
+{
+	for (size_t e = 0; e < s->n_ent; e++)
+		xe[e] = s->x[s->ent[e]];
+}
+
+/* After an extrapolation (sweep_accel) of xe: 0 <= x_{n,k} <= cap_{n,k},
+ * x_n <= max_tasks_n, into x, and tot (x is 0 off the entries). */
 static void project(void *ctx)
 {
 	struct caps_solver *s = ctx;
-	const size_t K = s->K;
 
-	for (size_t n = 0; n < s->N; n++)
-		s->tot[n] =
-		    sweep_accel_clamp_row(&s->x[n * K], &s->gamma[n * K],
-					  s->cap ? &s->cap[n * K] : NULL, fs_max_tasks(s->p, n), K);
+	for (size_t n = 0; n < s->N; n++) {
+		const size_t e0 = s->ent_off[n], e1 = s->ent_off[n + 1];
+
+		s->tot[n] = sweep_accel_clamp_row(&s->xe[e0], &s->gamma_e[e0],
+						  s->cap_e ? &s->cap_e[e0] : NULL,
+						  fs_max_tasks(s->p, n), e1 - e0);
+		for (size_t e = e0; e < e1; e++)
+			s->x[s->ent[e]] = s->xe[e];
+	}
+}
+
+/* The entries of x that can hold tasks, and their arrays (struct
+ * caps_solver). 0 or -ENOMEM. */
+static int entries_alloc(struct caps_solver *s)
+{
+	const size_t N = s->N, K = s->K;
+
+	s->ent_off = malloc((N + 1) * sizeof(size_t));
+	if (!s->ent_off)
+		return -ENOMEM;
+	s->n_ent = 0;
+	for (size_t n = 0; n < N; n++) {
+		s->ent_off[n] = s->n_ent;
+		for (size_t k = 0; k < K; k++)
+			s->n_ent += s->gamma[n * K + k] > 0;
+	}
+	s->ent_off[N] = s->n_ent;
+	s->ent = malloc((s->n_ent + 1) * sizeof(size_t));
+	s->xe = malloc((s->n_ent + 1) * sizeof(double));
+	s->xe_old = malloc((s->n_ent + 1) * sizeof(double));
+	s->gamma_e = malloc((s->n_ent + 1) * sizeof(double));
+	s->cap_e = s->cap ? malloc((s->n_ent + 1) * sizeof(double)) : NULL;
+	if (!s->ent || !s->xe || !s->xe_old || !s->gamma_e || (s->cap && !s->cap_e))
+		return -ENOMEM;
+	for (size_t j = 0, e = 0; j < N * K; j++)
+		if (s->gamma[j] > 0) {
+			s->ent[e] = j;
+			s->gamma_e[e] = s->gamma[j];
+			if (s->cap_e)
+				s->cap_e[e] = s->cap[j];
+			e++;
+		}
+	return 0;
+}
+
+static void entries_free(struct caps_solver *s)
+{
+	free(s->ent_off);
+	free(s->ent);
+	free(s->xe);
+	free(s->xe_old);
+	free(s->gamma_e);
+	free(s->cap_e);
 }
 
 int fs_solve_psdsf_caps(const struct fs_problem *p, const double *cap, const struct fs_options *opt,
@@ -383,20 +495,21 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 	s.tol = opt && opt->tol > 0 ? opt->tol : FS_DEFAULT_TOL;
 	s.x = out->x;
 	s.gamma = malloc(s.N * s.K * sizeof(double));
-	s.x_old = malloc(s.N * s.K * sizeof(double));
 	s.tot = calloc(s.N, sizeof(double));
 	s.off = malloc(s.N * sizeof(double));
 	s.slope = malloc(s.N * sizeof(double));
 	s.room = malloc(s.N * sizeof(double));
 	s.climbing = malloc(s.N * sizeof(bool));
 	s.bps = malloc(2 * s.N * sizeof(*s.bps));
+	s.parked = malloc(2 * s.N * sizeof(size_t));
 	s.use = malloc(s.M * sizeof(double));
 	s.rate = malloc(s.M * sizeof(double));
 	s.linear = malloc(s.M * sizeof(size_t));
 	s.act = malloc((s.N * s.K + 1) * sizeof(size_t));
 	s.act_off = calloc(s.K + 1, sizeof(size_t));
-	if (!s.act || !s.act_off || !s.gamma || !s.x_old || !s.tot || !s.off || !s.slope ||
-	    !s.room || !s.climbing || !s.bps || !s.use || !s.rate || !s.linear) {
+	s.order = malloc((2 * s.N * s.K + 1) * sizeof(size_t));
+	if (!s.act || !s.act_off || !s.order || !s.gamma || !s.tot || !s.off || !s.slope ||
+	    !s.room || !s.climbing || !s.bps || !s.parked || !s.use || !s.rate || !s.linear) {
 		snprintf(err->msg, sizeof(err->msg), "out of memory for %zu tenants", s.N);
 		r = -ENOMEM;
 		goto out;
@@ -420,20 +533,34 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 				s.act[a++] = n;
 		s.act_off[k + 1] = a;
 	}
+	for (size_t a = 0; a < s.act_off[s.K]; a++) {
+		s.order[2 * a] = 2 * s.act[a];
+		s.order[2 * a + 1] = 2 * s.act[a] + 1;
+	}
 
-	t = (struct sweep_accel_target){
-	    .x = s.x, .gamma = s.gamma, .tol = s.tol, .project = project, .ctx = &s};
 	r = -ERANGE;
 	for (out->iterations = 1; out->iterations <= max_sweeps; out->iterations++) {
 		/* From sweep ACCEL_FROM on (see there), in the first half: the
 		 * second is plain sweeps, so that a run of extrapolations that
 		 * pass their checks but cycle still ends (as in psdsf.c). */
-		const bool accel =
+		bool accel =
 		    !no_accel && out->iterations >= ACCEL_FROM && out->iterations <= max_sweeps / 2;
 		double moved = 0;
 
+		if (accel && !have_accel) {
+			/* optional: without its memory, plain sweeps go on */
+			if (entries_alloc(&s) < 0 || sweep_accel_alloc(&a, s.n_ent, s.gamma_e) < 0)
+				accel = false;
+			no_accel = !accel;
+			have_accel = accel;
+			t = (struct sweep_accel_target){.x = s.xe,
+							.gamma = s.gamma_e,
+							.tol = s.tol,
+							.project = project,
+							.ctx = &s};
+		}
 		if (accel)
-			memcpy(s.x_old, s.x, s.N * s.K * sizeof(double));
+			gather(&s, s.xe_old);
 		for (size_t k = 0; k < s.K; k++)
 			moved = fmax(moved, best_response(&s, k));
 		if (moved <= s.tol) {
@@ -442,16 +569,8 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 		}
 		if (!accel)
 			continue;
-		if (!have_accel) {
-			/* optional: without its memory, plain sweeps go on */
-			if (sweep_accel_alloc(&a, s.N * s.K, s.gamma) < 0) {
-				sweep_accel_free(&a);
-				no_accel = true;
-				continue;
-			}
-			have_accel = true;
-		}
-		sweep_accel_step(&a, &t, s.x_old, moved, out->iterations);
+		gather(&s, s.xe);
+		sweep_accel_step(&a, &t, s.xe_old, moved, out->iterations);
 	}
 	if (out->iterations > max_sweeps)
 		out->iterations = max_sweeps;
@@ -466,13 +585,15 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 out:
 	sweep_accel_free(&a);
 	free(s.gamma);
-	free(s.x_old);
+	entries_free(&s);
 	free(s.tot);
 	free(s.off);
 	free(s.slope);
 	free(s.room);
 	free(s.climbing);
 	free(s.bps);
+	free(s.parked);
+	free(s.order);
 	free(s.use);
 	free(s.rate);
 	free(s.linear);
