@@ -26,6 +26,7 @@
  */
 #include "psdsf_caps.h"
 #include "error.h"
+#include "psdsf_internal.h"
 #include "sweep_accel.h"
 
 #include <errno.h>
@@ -376,7 +377,8 @@ static int validate_caps(const struct fs_problem *p, const double *cap, struct f
 	return 0;
 }
 
-static void set_shares(const struct fs_problem *p, const double *cap, struct fs_solution *out)
+static void set_shares(const struct fs_problem *p, const double *cap, const double *gamma,
+		       struct fs_solution *out)
 {
 	const size_t K = p->n_pools;
 
@@ -384,7 +386,7 @@ static void set_shares(const struct fs_problem *p, const double *cap, struct fs_
 		double share = INFINITY;
 
 		for (size_t k = 0; k < K; k++) {
-			double g = fs_gamma(p, n, k);
+			double g = gamma[n * K + k];
 			if (g > 0 && (!cap || cap[n * K + k] > 0))
 				share = fmin(share, out->tenant[n].total / (fs_weight(p, n) * g));
 		}
@@ -514,25 +516,36 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 		r = -ENOMEM;
 		goto out;
 	}
-	for (size_t n = 0; n < s.N; n++)
+	/* act is counted here, then filled, along x's rows (tenants in order
+	 * on each pool): a pass down each column missed the cache at every
+	 * entry once N K outgrew it (900,000 entries at N = 3000, K = 300).
+	 * The fill leaves act_off[k] at pool k's end, the next one's start. */
+	for (size_t n = 0; n < s.N; n++) {
+		double *x = &s.x[n * s.K], *g = &s.gamma[n * s.K], t = 0;
+
 		for (size_t k = 0; k < s.K; k++) {
 			double v = x0 ? x0[n * s.K + k] : 0;
 
-			s.gamma[n * s.K + k] = fs_gamma(p, n, k);
+			g[k] = fs_gamma(p, n, k);
 			/* Where n cannot run, best_response() would zero it
 			 * without counting it off tot: start it at 0. */
-			if (!(v > 0) || !isfinite(v) || s.gamma[n * s.K + k] <= 0)
+			if (!(v > 0) || !isfinite(v) || g[k] <= 0)
 				v = 0;
-			s.x[n * s.K + k] = v;
-			s.tot[n] += v;
+			x[k] = v;
+			t += v;
+			s.act_off[k + 1] += g[k] > 0;
 		}
-	for (size_t k = 0, a = 0; k < s.K; k++) {
-		s.act_off[k] = a;
-		for (size_t n = 0; n < s.N; n++)
-			if (s.gamma[n * s.K + k] > 0)
-				s.act[a++] = n;
-		s.act_off[k + 1] = a;
+		s.tot[n] = t;
 	}
+	for (size_t k = 0; k < s.K; k++)
+		s.act_off[k + 1] += s.act_off[k];
+	for (size_t n = 0; n < s.N; n++)
+		for (size_t k = 0; k < s.K; k++)
+			if (s.gamma[n * s.K + k] > 0)
+				s.act[s.act_off[k]++] = n;
+	for (size_t k = s.K; k > 0; k--)
+		s.act_off[k] = s.act_off[k - 1];
+	s.act_off[0] = 0;
 	for (size_t a = 0; a < s.act_off[s.K]; a++) {
 		s.order[2 * a] = 2 * s.act[a];
 		s.order[2 * a + 1] = 2 * s.act[a] + 1;
@@ -574,8 +587,8 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 	}
 	if (out->iterations > max_sweeps)
 		out->iterations = max_sweeps;
-	fs_solution_finish(out, p, s.tol);
-	set_shares(p, cap, out);
+	fs_solution_finish_gamma(out, p, s.gamma, s.tol);
+	set_shares(p, cap, s.gamma, out);
 	out->guard = 1;
 	if (r < 0 && fs_check_psdsf_caps(p, cap, out->x, fmax(1e-6, 1e3 * s.tol), NULL))
 		r = 0;
