@@ -102,8 +102,16 @@ struct caps_solver {
 static int cmp_bp(const void *a, const void *b)
 {
 	const struct bp *x = a, *y = b;
+	/* NaN (0 / 0: a weight so small that weight x gamma underflows to 0)
+	 * after every number, so that this is a total order: sort_bps's
+	 * insertions and qsort then agree, and the walk never meets it (an
+	 * insertion that left it first stopped the walk there, every tenant
+	 * at its room: x NaN). */
+	const bool x_nan = isnan(x->level), y_nan = isnan(y->level);
 
-	if (x->level != y->level)
+	if (x_nan != y_nan)
+		return x_nan ? 1 : -1;
+	if (!x_nan && x->level != y->level)
 		return x->level < y->level ? -1 : 1;
 	/* Starts before ends at the same level, then by tenant: deterministic. */
 	if (x->is_end != y->is_end)
@@ -282,7 +290,6 @@ static double best_response(struct caps_solver *s, size_t k)
 		double g = s->gamma[n * K + k];
 		double xo = s->x[n * K + k];
 
-		s->climbing[n] = false;
 		s->off[n] = s->tot[n] - xo;
 		s->slope[n] = fs_weight(s->p, n) * g;
 		s->room[n] = fmax(0, fmin(cap_of(s, n, k), fs_max_tasks(s->p, n) - s->off[n]));
@@ -521,7 +528,7 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 	 * entry once N K outgrew it (900,000 entries at N = 3000, K = 300).
 	 * The fill leaves act_off[k] at pool k's end, the next one's start. */
 	for (size_t n = 0; n < s.N; n++) {
-		double *x = &s.x[n * s.K], *g = &s.gamma[n * s.K], t = 0;
+		double *x = &s.x[n * s.K], *g = &s.gamma[n * s.K], tot = 0;
 
 		for (size_t k = 0; k < s.K; k++) {
 			double v = x0 ? x0[n * s.K + k] : 0;
@@ -532,10 +539,10 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 			if (!(v > 0) || !isfinite(v) || g[k] <= 0)
 				v = 0;
 			x[k] = v;
-			t += v;
+			tot += v;
 			s.act_off[k + 1] += g[k] > 0;
 		}
-		s.tot[n] = t;
+		s.tot[n] = tot;
 	}
 	for (size_t k = 0; k < s.K; k++)
 		s.act_off[k + 1] += s.act_off[k];
@@ -546,9 +553,9 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 	for (size_t k = s.K; k > 0; k--)
 		s.act_off[k] = s.act_off[k - 1];
 	s.act_off[0] = 0;
-	for (size_t a = 0; a < s.act_off[s.K]; a++) {
-		s.order[2 * a] = 2 * s.act[a];
-		s.order[2 * a + 1] = 2 * s.act[a] + 1;
+	for (size_t e = 0; e < s.act_off[s.K]; e++) {
+		s.order[2 * e] = 2 * s.act[e];
+		s.order[2 * e + 1] = 2 * s.act[e] + 1;
 	}
 
 	r = -ERANGE;
@@ -590,11 +597,24 @@ int fs_solve_psdsf_caps_from(const struct fs_problem *p, const double *cap,
 	fs_solution_finish_gamma(out, p, s.gamma, s.tol);
 	set_shares(p, cap, s.gamma, out);
 	out->guard = 1;
-	if (r < 0 && fs_check_psdsf_caps(p, cap, out->x, fmax(1e-6, 1e3 * s.tol), NULL))
+	/* Weights and a warm start that are finite can still overflow the
+	 * levels (a weight of 1e300 times gamma, an x0 entry of 1e300), and a
+	 * NaN move does not stop the sweeps (fmax drops it): say so rather
+	 * than hand out what came of them. */
+	bool finite = true;
+	for (size_t j = 0; j < s.N * s.K && finite; j++)
+		finite = isfinite(s.x[j]);
+	if (!finite) {
+		r = -ERANGE;
+		snprintf(err->msg, sizeof(err->msg),
+			 "capped PS-DSF: an allocation came out not finite (weights or the "
+			 "warm start out of range)");
+	} else if (r < 0 && fs_check_psdsf_caps(p, cap, out->x, fmax(1e-6, 1e3 * s.tol), NULL)) {
 		r = 0;
-	if (r < 0)
+	} else if (r < 0) {
 		snprintf(err->msg, sizeof(err->msg), "capped PS-DSF did not settle in %d sweeps",
 			 max_sweeps);
+	}
 out:
 	sweep_accel_free(&a);
 	free(s.gamma);

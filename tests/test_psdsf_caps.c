@@ -396,6 +396,59 @@ static void weights_far_apart(void **state)
 		}
 }
 
+/*
+ * Weights at the ends of the range: one so small that weight x gamma
+ * underflows to 0 (the tenant's start level is then 0 / 0), and one so large
+ * that it overflows. A NaN level sorted first stopped the walk there and
+ * gave every tenant its room, x NaN with rc 0 (a helper's review of the
+ * breakpoint sort, which compared NaN as greater both ways); an overflow
+ * gave x NaN with rc 0 before and after it. The answer must be a certified
+ * allocation or -ERANGE, never numbers that are not.
+ */
+static void weights_at_the_ends(void **state)
+{
+	(void)state;
+	const double capacity[2] = {1, 1e10}, demand[3] = {4, 4, 4};
+	const double tiny[3] = {5e-324, 1, 1}, huge[3] = {1e300, 1, 1};
+	const double *weights[] = {tiny, huge};
+
+	for (size_t w = 0; w < 2; w++)
+		for (size_t c = 0; c < 2; c++) {
+			const struct fs_problem p = {.n_tenants = 3,
+						     .n_pools = 1,
+						     .n_resources = 1,
+						     .capacity = &capacity[c],
+						     .demand = demand,
+						     .weight = weights[w]};
+			struct fs_solution s;
+			struct fs_error err = {{0}};
+			const int r = fs_solve_psdsf_caps(&p, NULL, NULL, &s, &err);
+
+			if (r == -ERANGE) {
+				assert_non_null(strstr(err.msg, "not finite"));
+			} else {
+				assert_int_equal(r, 0);
+				for (size_t n = 0; n < 3; n++)
+					assert_true(isfinite(s.x[n]) && s.x[n] >= 0);
+			}
+			print_message("weight %g, capacity %g: %d, x %g %g %g\n", weights[w][0],
+				      capacity[c], r, s.x[0], s.x[1], s.x[2]);
+			/* The tiny weight's tenant gets 5e-324 times the others'
+			 * tasks, 0 or a subnormal (no certificate can hold: its
+			 * weighted VDS is 0 / 0 or x / 0); the others split the
+			 * pool. */
+			if (w == 0) {
+				assert_int_equal(r, 0);
+				assert_true(s.x[0] < 1e-300);
+				assert_float_equal(s.x[1], capacity[c] / 8, 1e-12 * capacity[c]);
+				assert_float_equal(s.x[2], capacity[c] / 8, 1e-12 * capacity[c]);
+			} else if (r == 0) {
+				assert_certified(&p, NULL, s.x);
+			}
+			fs_solution_free(&s);
+		}
+}
+
 static void bad_caps(void **state)
 {
 	(void)state;
@@ -417,7 +470,7 @@ int main(void)
 	    cmocka_unit_test(f3_paper_capped),	 cmocka_unit_test(uncapped_is_psdsf),
 	    cmocka_unit_test(random_fleets),	 cmocka_unit_test(bad_caps),
 	    cmocka_unit_test(warm_starts),	 cmocka_unit_test(oversubscribed_fleets),
-	    cmocka_unit_test(weights_far_apart),
+	    cmocka_unit_test(weights_far_apart), cmocka_unit_test(weights_at_the_ends),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
