@@ -68,6 +68,8 @@ static const struct warm_size full_sizes[] = {
     {FS_RULE_PSDSF, 200, 4, 8, 3, 3},
     {FS_RULE_PSDSF, 1000, 4, 100, 5, 1},
     {FS_RULE_PSDSF, 1000, 4, 100, 5, 3},
+    {FS_RULE_PSDSF, 1000, 8, 100, 5, 1},
+    {FS_RULE_PSDSF, 1000, 8, 100, 5, 3},
 };
 static const struct warm_size quick_sizes[] = {
     {FS_RULE_PSDSF, 100, 4, 10, 0, 0}, {FS_RULE_PSDSF, 200, 4, 3, 0, 0},
