@@ -426,36 +426,33 @@ static void project(void *ctx)
 }
 
 /* The entries of x that can hold tasks, and their arrays (struct
- * caps_solver). 0 or -ENOMEM. */
+ * caps_solver): the pools' lists (act) hold the same entries, so their
+ * count is act_off[K]. 0 or -ENOMEM. */
 static int entries_alloc(struct caps_solver *s)
 {
 	const size_t N = s->N, K = s->K;
 
+	s->n_ent = s->act_off[K];
 	s->ent_off = malloc((N + 1) * sizeof(size_t));
-	if (!s->ent_off)
-		return -ENOMEM;
-	s->n_ent = 0;
-	for (size_t n = 0; n < N; n++) {
-		s->ent_off[n] = s->n_ent;
-		for (size_t k = 0; k < K; k++)
-			s->n_ent += s->gamma[n * K + k] > 0;
-	}
-	s->ent_off[N] = s->n_ent;
 	s->ent = malloc((s->n_ent + 1) * sizeof(size_t));
 	s->xe = malloc((s->n_ent + 1) * sizeof(double));
 	s->xe_old = malloc((s->n_ent + 1) * sizeof(double));
 	s->gamma_e = malloc((s->n_ent + 1) * sizeof(double));
 	s->cap_e = s->cap ? malloc((s->n_ent + 1) * sizeof(double)) : NULL;
-	if (!s->ent || !s->xe || !s->xe_old || !s->gamma_e || (s->cap && !s->cap_e))
+	if (!s->ent_off || !s->ent || !s->xe || !s->xe_old || !s->gamma_e || (s->cap && !s->cap_e))
 		return -ENOMEM;
-	for (size_t j = 0, e = 0; j < N * K; j++)
-		if (s->gamma[j] > 0) {
-			s->ent[e] = j;
-			s->gamma_e[e] = s->gamma[j];
-			if (s->cap_e)
-				s->cap_e[e] = s->cap[j];
-			e++;
-		}
+	for (size_t n = 0, e = 0; n < N; n++) {
+		s->ent_off[n] = e;
+		for (size_t j = n * K; j < (n + 1) * K; j++)
+			if (s->gamma[j] > 0) {
+				s->ent[e] = j;
+				s->gamma_e[e] = s->gamma[j];
+				if (s->cap_e)
+					s->cap_e[e] = s->cap[j];
+				e++;
+			}
+	}
+	s->ent_off[N] = s->n_ent;
 	return 0;
 }
 
