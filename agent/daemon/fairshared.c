@@ -145,20 +145,26 @@ static void raise_nofile(void)
 
 /*
  * Every period allocates and frees the same working set (the solve's scratch
- * alone is about 1.8 MB at 10,000 tenants on one pool, in blocks of 80-240
+ * alone is about 1.8 MB at 10,000 tenants on one pool, in blocks of 10-240
  * kB). glibc's defaults may give a freed block back to the kernel (the top of
  * the heap past M_TRIM_THRESHOLD, or a block past M_MMAP_THRESHOLD, both
- * 128 kB to start), and then the next period faults every page of it in
- * again: about 400 faults, 4 of a 6 ms solve on the test VM, where a fault
- * costs about 6 us. Kept, the period reuses them; the RSS stays at the
- * period's peak instead of falling back between periods. Blocks over 4 MB
- * (fleet solves of 100 hosts) are still mapped and unmapped on their own.
- * fairshare-bench times its one-pool N = 10,000 rows with the same settings.
+ * 128 kB to start and raised only as mapped blocks are freed), and then the
+ * next period faults every page of it in again: about 400 faults, 4 of a 6
+ * ms solve on the test VM, where a fault costs about 6 us. Kept, the period
+ * reuses them; the RSS stays at the period's peak instead of falling back
+ * between periods. The mmap threshold goes to the largest value glibc
+ * accepts on 64-bit (32 MB, the ceiling its own adjustment stops at), so
+ * larger blocks (a fleet leader's solves of hundreds of hosts) are kept
+ * too; only blocks past that are mapped and unmapped on their own. Setting
+ * either value turns glibc's adjustment off. fairshare-bench times its
+ * one-pool N = 10,000 rows with the same settings.
  */
 static void keep_freed_memory(void)
 {
-	if (!mallopt(M_MMAP_THRESHOLD, 4 << 20) || !mallopt(M_TRIM_THRESHOLD, 64 << 20))
-		fsd_log(LOG_DEBUG, NULL, NULL, NULL, "mallopt refused: freed memory is returned");
+	if (mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1)
+		fsd_log(LOG_DEBUG, NULL, NULL, NULL, "mallopt(M_MMAP_THRESHOLD) refused");
+	if (mallopt(M_TRIM_THRESHOLD, 64 << 20) != 1)
+		fsd_log(LOG_DEBUG, NULL, NULL, NULL, "mallopt(M_TRIM_THRESHOLD) refused");
 }
 
 /* --check-config: the config, the host checks, then one dry-run period and
