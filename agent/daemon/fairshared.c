@@ -3,7 +3,6 @@
  * event loop run.c). */
 #include <errno.h>
 #include <getopt.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "clock.h"
 #include "check.h"
 #include "daemon.h"
+#include "heap.h"
 #include "run.h"
 #include "unit_bus.h"
 #include "writer.h"
@@ -141,30 +141,6 @@ static void raise_nofile(void)
 			fsd_log(LOG_DEBUG, NULL, NULL, NULL, "cannot raise RLIMIT_NOFILE: %s",
 				strerror(errno));
 	}
-}
-
-/*
- * Every period allocates and frees the same working set (the solve's scratch
- * alone is about 1.8 MB at 10,000 tenants on one pool, in blocks of 10-240
- * kB). glibc's defaults may give a freed block back to the kernel (the top of
- * the heap past M_TRIM_THRESHOLD, or a block past M_MMAP_THRESHOLD, both
- * 128 kB to start and raised only as mapped blocks are freed), and then the
- * next period faults every page of it in again: about 400 faults, 4 of a 6
- * ms solve on the test VM, where a fault costs about 6 us. Kept, the period
- * reuses them; the RSS stays at the period's peak instead of falling back
- * between periods. The mmap threshold goes to the largest value glibc
- * accepts on 64-bit (32 MB, the ceiling its own adjustment stops at), so
- * larger blocks (a fleet leader's solves of hundreds of hosts) are kept
- * too; only blocks past that are mapped and unmapped on their own. Setting
- * either value turns glibc's adjustment off. fairshare-bench times its
- * one-pool N = 10,000 rows with the same settings.
- */
-static void keep_freed_memory(void)
-{
-	if (mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1)
-		fsd_log(LOG_DEBUG, NULL, NULL, NULL, "mallopt(M_MMAP_THRESHOLD) refused");
-	if (mallopt(M_TRIM_THRESHOLD, 64 << 20) != 1)
-		fsd_log(LOG_DEBUG, NULL, NULL, NULL, "mallopt(M_TRIM_THRESHOLD) refused");
 }
 
 /* --check-config: the config, the host checks, then one dry-run period and
@@ -301,7 +277,9 @@ int main(int argc, char **argv)
 		return FSD_EXIT_CONFIG;
 	}
 	raise_nofile();
-	keep_freed_memory();
+	if (!fs_keep_freed_memory()) /* (heap.h) */
+		fsd_log(LOG_DEBUG, NULL, NULL, NULL,
+			"mallopt refused a heap setting: freed memory may go back to the kernel");
 	r = fsd_daemon_open(&d, &o, conf, fs_monotonic_us()); /* owns conf now */
 	if (r < 0)
 		return r == -EINVAL ? FSD_EXIT_CONFIG : FSD_EXIT_FAILURE;

@@ -15,10 +15,10 @@
 #include "bench_ode.h"
 #include "bench_timer.h"
 #include "bench_warm.h"
+#include "heap.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +116,7 @@ struct row {
 	enum fs_rule rule;
 	const char *name;
 	size_t n, m, k;
-	bool kept; /* timed with freed memory kept in the heap (keep_freed_memory) */
+	bool kept; /* timed with freed memory kept in the heap (agent/sys/heap.h) */
 	double ms;
 	int ret;
 };
@@ -138,7 +138,7 @@ struct run {
 	struct cmp_row cmp[64];
 	size_t n_cmp;
 	int failures;
-	bool kept; /* keep_freed_memory() was called: rows are timed that way */
+	bool kept; /* fs_keep_freed_memory() took: rows are timed that way */
 };
 
 static bool rule_runs(const struct cfg *c, enum fs_rule rule, size_t n, size_t k)
@@ -327,8 +327,12 @@ static int bench_size(struct run *r, const struct bench_samples *s, size_t n, si
 		const enum fs_rule rule = variants[i].rule;
 		struct fs_solution sol = {0};
 		struct fs_error err = {{0}};
-		struct row row = {
-		    .rule = rule, .name = variants[i].name, .n = n, .m = m, .k = k, .kept = r->kept};
+		struct row row = {.rule = rule,
+				  .name = variants[i].name,
+				  .n = n,
+				  .m = m,
+				  .k = k,
+				  .kept = r->kept};
 		double best = 0;
 		int reps = 0;
 
@@ -342,7 +346,8 @@ static int bench_size(struct run *r, const struct bench_samples *s, size_t n, si
 			       k, n, "-", "-", "-", "-", row.ret, err.msg);
 		} else {
 			printf("%-6s %2zu %4zu %6zu %11.4f %11.4f %5d %7d  ok%s\n", row.name, m, k,
-			       n, row.ms, best, reps, sol.iterations, r->kept ? ", memory kept" : "");
+			       n, row.ms, best, reps, sol.iterations,
+			       r->kept ? ", memory kept" : "");
 		}
 		fflush(stdout);
 		if (add_row(r, &row) < 0)
@@ -391,7 +396,7 @@ static void print_cmp(const struct run *r)
 }
 
 /* The verdict on the row timed with the memory kept when there is one (see
- * keep_freed_memory), with the fresh-memory time beside it. */
+ * agent/sys/heap.h), with the fresh-memory time beside it. */
 static void target_time(const struct run *r, enum fs_rule rule, size_t n, size_t m, size_t k,
 			double limit_ms)
 {
@@ -563,28 +568,6 @@ static int parse_args(struct cfg *c, int argc, char **argv)
 	return 0;
 }
 
-/*
- * The one-pool N = 10,000 rows again, with fairshared's malloc settings
- * (keep_freed_memory in agent/daemon/fairshared.c): the memory a solve frees
- * is kept for the next one. A psdsf solve at M = 4 allocates and frees about
- * 1.8 MB in blocks of 10-240 kB; with glibc's defaults, in a process that
- * allocates little else, the freed top of the heap goes back to the kernel
- * at every fs_solution_free, and the next solve faults every page in again:
- * about 400 faults, 3-4 ms of psdsf's 5-6 ms on this VM (a fault costs about
- * 6 us here). The targets are judged on these rows; the fresh-page time is
- * printed next to them. Called after the main table: it changes every later
- * allocation. Returns whether glibc took both (not under ASan, whose
- * allocator ignores them): the rows are marked "memory kept" only then.
- */
-static bool keep_freed_memory(struct run *r)
-{
-	const bool mmap_ok = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1;
-	const bool trim_ok = mallopt(M_TRIM_THRESHOLD, 64 << 20) == 1;
-
-	r->kept = mmap_ok && trim_ok;
-	return r->kept;
-}
-
 int main(int argc, char **argv)
 {
 	struct run r = {0};
@@ -651,13 +634,25 @@ int main(int argc, char **argv)
 		if (apf_extra[i][0] <= r.cfg.max_n && apf_extra[i][2] <= r.cfg.max_k)
 			ret = bench_size(&r, &s, apf_extra[i][0], apf_extra[i][1], apf_extra[i][2],
 					 FS_RULE_APF);
+	/*
+	 * The one-pool N = 10,000 rows again, with fairshared's malloc settings
+	 * (agent/sys/heap.h): the memory a solve frees is kept for the next. In
+	 * this process, which allocates little else, glibc's defaults give the
+	 * freed top of the heap back to the kernel at every fs_solution_free,
+	 * and the next solve faults every page in again (3-4 ms of psdsf's 5-6
+	 * at M = 4 on the test VM). The targets are judged on these rows, the
+	 * fresh-page time printed beside. Last: the settings change every later
+	 * allocation. Not under ASan, whose allocator refuses them.
+	 */
 	if (ret == 0 && r.cfg.max_n >= 10000) {
 		static const enum fs_rule one_pool[] = {FS_RULE_DRF, FS_RULE_NJC, FS_RULE_PSDSF};
-		if (keep_freed_memory(&r)) {
+		r.kept = fs_keep_freed_memory();
+		if (r.kept) {
 			printf("\nOne pool, N = 10000, the memory each solve frees kept for the "
-			       "next (fairshared's malloc settings; see keep_freed_memory)\n");
+			       "next (fairshared's malloc settings, agent/sys/heap.h)\n");
 			for (size_t mi = 0; mi < sizeof(Ms) / sizeof(Ms[0]) && ret == 0; mi++)
-				for (size_t i = 0; i < 3 && ret == 0; i++)
+				for (size_t i = 0;
+				     i < sizeof(one_pool) / sizeof(one_pool[0]) && ret == 0; i++)
 					ret = bench_size(&r, &s, 10000, Ms[mi], 1, one_pool[i]);
 		} else {
 			printf("\nOne pool, N = 10000, memory kept: NOT RUN (mallopt refused "
