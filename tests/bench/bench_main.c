@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,6 +363,14 @@ static int bench_size(struct run *r, const struct bench_samples *s, size_t n, si
 	return ret;
 }
 
+/*
+ * The speed-up target holds from this N up (issue 17): below it the
+ * baselines' fixed costs (GLPK's problem setup, the ODE's first steps)
+ * dominate their time, so the ratio says little about the algorithms; those
+ * sizes are printed beside the verdict, not judged.
+ */
+#define RATIO_MIN_N 100
+
 static void print_cmp(const struct run *r)
 {
 	printf("\nBaselines (K = 1; ratio = base_ms / ours_ms, medians; diff = max over tenants of "
@@ -390,7 +399,10 @@ static void print_cmp(const struct run *r)
 			snprintf(tight, sizeof(tight), "%9.2e", c->tight);
 		printf("%-6s %-12s %2zu %6zu %10.4f %11.3f %9.0fx %5s %9.2e %9s %5s  %s\n",
 		       fs_rule_name(c->rule), name, c->m, c->n, c->ours_ms, c->base_ms,
-		       c->base_ms / c->ours_ms, c->base_ms >= 100 * c->ours_ms ? "PASS" : "MISS",
+		       c->base_ms / c->ours_ms,
+		       c->n < RATIO_MIN_N		? "-"
+		       : c->base_ms >= 100 * c->ours_ms ? "PASS"
+							: "MISS",
 		       c->diff, tight, agrees(c) ? "yes" : "FAIL", c->stats);
 	}
 }
@@ -416,29 +428,43 @@ static void target_time(const struct run *r, enum fs_rule rule, size_t n, size_t
 	printf(")\n");
 }
 
-static void target_ratio(const struct run *r, enum fs_rule rule, const char *base)
+/* The lowest ratio over rule's compared rows with n_lo <= N < n_hi (0: none). */
+static double lowest_ratio(const struct run *r, enum fs_rule rule, size_t n_lo, size_t n_hi,
+			   size_t *wn, size_t *wm)
 {
-	double worst = INFINITY;
-	size_t wn = 0, wm = 0, cnt = 0;
+	double worst = 0;
 
 	for (size_t i = 0; i < r->n_cmp; i++) {
 		const struct cmp_row *c = &r->cmp[i];
-		if (c->rule != rule || c->base_ret < 0)
+		if (c->rule != rule || c->base_ret < 0 || c->n < n_lo || c->n >= n_hi)
 			continue;
-		cnt++;
-		if (c->base_ms / c->ours_ms < worst) {
+		if (worst == 0 || c->base_ms / c->ours_ms < worst) {
 			worst = c->base_ms / c->ours_ms;
-			wn = c->n;
-			wm = c->m;
+			*wn = c->n;
+			*wm = c->m;
 		}
 	}
-	if (!cnt) {
-		printf("  %-5s >= 100x faster than %s: NOT RUN\n", fs_rule_name(rule), base);
+	return worst;
+}
+
+static void target_ratio(const struct run *r, enum fs_rule rule, const char *base)
+{
+	size_t wn = 0, wm = 0, sn = 0, sm = 0;
+	const double worst = lowest_ratio(r, rule, RATIO_MIN_N, SIZE_MAX, &wn, &wm),
+		     small = lowest_ratio(r, rule, 0, RATIO_MIN_N, &sn, &sm);
+
+	if (worst == 0) {
+		printf("  %-5s >= 100x faster than %s at N >= %d: NOT RUN\n", fs_rule_name(rule),
+		       base, RATIO_MIN_N);
 		return;
 	}
-	printf("  %-5s >= 100x faster than %s at every compared size: %s (lowest %.0fx at N=%zu "
-	       "M=%zu)\n",
-	       fs_rule_name(rule), base, worst >= 100 ? "PASS" : "MISS", worst, wn, wm);
+	printf("  %-5s >= 100x faster than %s at N >= %d: %s (lowest %.0fx at N=%zu M=%zu",
+	       fs_rule_name(rule), base, RATIO_MIN_N, worst >= 100 ? "PASS" : "MISS", worst, wn,
+	       wm);
+	if (small > 0)
+		printf("; below N = %d, not judged: lowest %.0fx at N=%zu M=%zu", RATIO_MIN_N,
+		       small, sn, sm);
+	printf(")\n");
 }
 
 static void print_targets(const struct run *r)
