@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,7 +279,8 @@ static void warm_starts(void **state)
 #define SWEEP_BUDGET 400
 #define FLEET_SEEDS  20
 
-static void fleet_caps(struct tu_instance *in, struct tu_rng *g, double *cap)
+/* Each tenant on 3 pools with local demands of about `load` fair shares. */
+static void fleet_caps(struct tu_instance *in, struct tu_rng *g, double load, double *cap)
 {
 	const size_t N = in->p.n_tenants, K = in->p.n_pools, hosts = 3;
 
@@ -289,7 +291,7 @@ static void fleet_caps(struct tu_instance *in, struct tu_rng *g, double *cap)
 			const size_t k = tu_range(g, 0, K - 1);
 			if (cap[n * K + k] > 0 || !(fs_gamma(&in->p, n, k) > 0))
 				continue;
-			cap[n * K + k] = 3 * fs_gamma(&in->p, n, k) * (double)K /
+			cap[n * K + k] = load * fs_gamma(&in->p, n, k) * (double)K /
 					 (double)(N * hosts) * (0.2 + 1.6 * tu_uniform(g));
 			h++;
 		}
@@ -314,13 +316,14 @@ static int solve_within(const struct fs_problem *p, const double *cap, const dou
 	return s->iterations;
 }
 
-static void oversubscribed_fleets(void **state)
+/* FLEET_SEEDS fleets of local demand `load`, solved cold and warm after a
+ * period's change within SWEEP_BUDGET; the warm sweeps summed. */
+static int fleets(double load, uint64_t seed)
 {
-	(void)state;
 	struct tu_rng g;
-	int worst_cold = 0, worst_warm = 0;
+	int worst_cold = 0, worst_warm = 0, sum_warm = 0;
 
-	tu_rng_seed(&g, 19);
+	tu_rng_seed(&g, seed);
 	for (int it = 0; it < FLEET_SEEDS; it++) {
 		struct tu_instance in;
 		const size_t n = tu_range(&g, 100, 200), m = tu_range(&g, 2, 4),
@@ -330,7 +333,7 @@ static void oversubscribed_fleets(void **state)
 
 		assert_non_null(cap);
 		tu_random_instance(&in, &g, n, m, k, TU_WEIGHTS | TU_ZERO_DEMAND);
-		fleet_caps(&in, &g, cap);
+		fleet_caps(&in, &g, load, cap);
 		const int cold = solve_within(&in.p, cap, NULL, &s);
 		for (size_t c = 0; c < n / 100; c++) {
 			const size_t t = tu_range(&g, 0, n - 1);
@@ -340,13 +343,40 @@ static void oversubscribed_fleets(void **state)
 		const int warm = solve_within(&in.p, cap, s.x, &w);
 		worst_cold = cold > worst_cold ? cold : worst_cold;
 		worst_warm = warm > worst_warm ? warm : worst_warm;
+		sum_warm += warm;
 		fs_solution_free(&w);
 		fs_solution_free(&s);
 		free(cap);
 		tu_instance_free(&in);
 	}
-	print_message("oversubscribed fleets: at most %d sweeps cold, %d warm (budget %d)\n",
-		      worst_cold, worst_warm, SWEEP_BUDGET);
+	print_message("fleets of load %g: at most %d sweeps cold, %d warm (budget %d), %d warm in "
+		      "all\n",
+		      load, worst_cold, worst_warm, SWEEP_BUDGET, sum_warm);
+	return sum_warm;
+}
+
+static void oversubscribed_fleets(void **state)
+{
+	(void)state;
+	fleets(3, 19);
+}
+
+/*
+ * Fleets whose hosts are asked for about 1.5 times what they have (nearly
+ * fitting; at 1 share these random fleets settle in 2 sweeps warm either
+ * way): a warm re-solve is then mostly a geometric tail from a start near
+ * the answer, which the acceleration shortens when it starts as soon as a
+ * sweep's move says the start is near (psdsf_caps.c, WARM_NEAR) rather
+ * than at sweep ACCEL_FROM. Warm sweeps in all on these 20 fleets, measured:
+ * 111 when it waited for ACCEL_FROM, 84 now (at load 2: 204 -> 170; the
+ * oversubscribed ones above: 248 -> 224); the bound is between.
+ */
+#define NEAR_FITTING_WARM_SWEEPS 97
+
+static void near_fitting_fleets(void **state)
+{
+	(void)state;
+	assert_true(fleets(1.5, 20) <= NEAR_FITTING_WARM_SWEEPS);
 }
 
 /*
@@ -465,12 +495,19 @@ static void bad_caps(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(f1_fleet),		 cmocka_unit_test(f1_per_host_rejected),
-	    cmocka_unit_test(f2_weighted_cap),	 cmocka_unit_test(above_cap_rejected),
-	    cmocka_unit_test(f3_paper_capped),	 cmocka_unit_test(uncapped_is_psdsf),
-	    cmocka_unit_test(random_fleets),	 cmocka_unit_test(bad_caps),
-	    cmocka_unit_test(warm_starts),	 cmocka_unit_test(oversubscribed_fleets),
-	    cmocka_unit_test(weights_far_apart), cmocka_unit_test(weights_at_the_ends),
+	    cmocka_unit_test(f1_fleet),
+	    cmocka_unit_test(f1_per_host_rejected),
+	    cmocka_unit_test(f2_weighted_cap),
+	    cmocka_unit_test(above_cap_rejected),
+	    cmocka_unit_test(f3_paper_capped),
+	    cmocka_unit_test(uncapped_is_psdsf),
+	    cmocka_unit_test(random_fleets),
+	    cmocka_unit_test(bad_caps),
+	    cmocka_unit_test(warm_starts),
+	    cmocka_unit_test(oversubscribed_fleets),
+	    cmocka_unit_test(near_fitting_fleets),
+	    cmocka_unit_test(weights_far_apart),
+	    cmocka_unit_test(weights_at_the_ends),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
