@@ -37,7 +37,8 @@
 
 #define CAPS_DEFAULT_SWEEPS 20000
 /*
- * The first sweep that the acceleration follows. Fleets whose hosts fit
+ * The first sweep that the acceleration follows (a warm start near the
+ * answer's sooner: WARM_NEAR, below). Fleets whose hosts fit
  * their tenants' local demand settle in a few plain sweeps, where the
  * extrapolations' failed tries cost more than they save. Measured on
  * fleets of tests/bench/bench_caps.h (N = 1000, K = 100, each tenant on 5

@@ -428,42 +428,49 @@ static void target_time(const struct run *r, enum fs_rule rule, size_t n, size_t
 	printf(")\n");
 }
 
-/* The lowest ratio over rule's compared rows with n_lo <= N < n_hi (0: none). */
-static double lowest_ratio(const struct run *r, enum fs_rule rule, size_t n_lo, size_t n_hi,
-			   size_t *wn, size_t *wm)
+/* The lowest ratio over rule's compared rows with n_lo <= N < n_hi, and at
+ * which size; returns how many rows there were. */
+static size_t lowest_ratio(const struct run *r, enum fs_rule rule, size_t n_lo, size_t n_hi,
+			   double *worst, size_t *wn, size_t *wm)
 {
-	double worst = 0;
+	size_t cnt = 0;
 
+	*worst = INFINITY;
 	for (size_t i = 0; i < r->n_cmp; i++) {
 		const struct cmp_row *c = &r->cmp[i];
 		if (c->rule != rule || c->base_ret < 0 || c->n < n_lo || c->n >= n_hi)
 			continue;
-		if (worst == 0 || c->base_ms / c->ours_ms < worst) {
-			worst = c->base_ms / c->ours_ms;
+		/* (a NaN ratio, 0 / 0, is never above a bound: it counts as 0) */
+		const double ratio = c->base_ms / c->ours_ms >= 0 ? c->base_ms / c->ours_ms : 0;
+		if (cnt++ == 0 || ratio < *worst) {
+			*worst = ratio;
 			*wn = c->n;
 			*wm = c->m;
 		}
 	}
-	return worst;
+	return cnt;
 }
 
 static void target_ratio(const struct run *r, enum fs_rule rule, const char *base)
 {
 	size_t wn = 0, wm = 0, sn = 0, sm = 0;
-	const double worst = lowest_ratio(r, rule, RATIO_MIN_N, SIZE_MAX, &wn, &wm),
-		     small = lowest_ratio(r, rule, 0, RATIO_MIN_N, &sn, &sm);
+	double worst, small;
+	const size_t cnt = lowest_ratio(r, rule, RATIO_MIN_N, SIZE_MAX, &worst, &wn, &wm),
+		     n_small = lowest_ratio(r, rule, 0, RATIO_MIN_N, &small, &sn, &sm);
 
-	if (worst == 0) {
-		printf("  %-5s >= 100x faster than %s at N >= %d: NOT RUN\n", fs_rule_name(rule),
-		       base, RATIO_MIN_N);
+	printf("  %-5s >= 100x faster than %s at N >= %d: ", fs_rule_name(rule), base, RATIO_MIN_N);
+	if (!cnt && !n_small) {
+		printf("NOT RUN\n");
 		return;
 	}
-	printf("  %-5s >= 100x faster than %s at N >= %d: %s (lowest %.0fx at N=%zu M=%zu",
-	       fs_rule_name(rule), base, RATIO_MIN_N, worst >= 100 ? "PASS" : "MISS", worst, wn,
-	       wm);
-	if (small > 0)
-		printf("; below N = %d, not judged: lowest %.0fx at N=%zu M=%zu", RATIO_MIN_N,
-		       small, sn, sm);
+	if (cnt)
+		printf("%s (lowest %.0fx at N=%zu M=%zu", worst >= 100 ? "PASS" : "MISS", worst, wn,
+		       wm);
+	else
+		printf("NOT RUN (");
+	if (n_small)
+		printf("%sbelow N = %d, not judged: lowest %.0fx at N=%zu M=%zu", cnt ? "; " : "",
+		       RATIO_MIN_N, small, sn, sm);
 	printf(")\n");
 }
 
