@@ -441,7 +441,7 @@ static size_t lowest_ratio(const struct run *r, enum fs_rule rule, size_t n_lo, 
 		if (c->rule != rule || c->base_ret < 0 || c->n < n_lo || c->n >= n_hi)
 			continue;
 		/* (a NaN ratio, 0 / 0, is never above a bound: it counts as 0) */
-		const double ratio = c->base_ms / c->ours_ms >= 0 ? c->base_ms / c->ours_ms : 0;
+		const double q = c->base_ms / c->ours_ms, ratio = q >= 0 ? q : 0;
 		if (cnt++ == 0 || ratio < *worst) {
 			*worst = ratio;
 			*wn = c->n;
