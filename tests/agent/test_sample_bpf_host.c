@@ -90,6 +90,7 @@ static int burn(void)
 		if (clock_ns(CLOCK_MONOTONIC) > cap)
 			return 4;
 	}
+	(void)x; /* the sums are only work: clang counts a volatile's += as no use */
 	return 0;
 }
 
