@@ -135,8 +135,9 @@ fsd_wait_periods() {
 
 # fsd_wait_steady NAME PERIODS TIMEOUT_S TENANT:RES...: wait until each
 # listed limit has been finite and within 10 % of its latest value for the
-# last PERIODS periods (the band of fsd_moves' steady outputs); 0 then, 1 on
-# timeout. FSD_STEADY: the last period when it returned 0, else empty.
+# last PERIODS periods (the 10 % of fsd_moves' steady outputs); 0 then, 1 on
+# timeout (and with no TENANT:RES). FSD_STEADY: the last period logged when
+# it returned 0, else empty.
 # Not a fixed number of periods: a controller that settles late is then
 # measured mid-way. e2e-compare (b)'s limits settle at period 27-39 here,
 # and one CI run's window after period 45 measured the deep queue at 0.54
@@ -155,11 +156,12 @@ fsd_wait_steady() {
 	FSD_STEADY=$(fsd_period "$name")
 }
 _fsd_steady() {
-	# one awk over the log per poll: a program started under TCG costs
-	# 0.1-0.5 s (lib.sh); with three a key, a poll beside stress-ng saw
-	# at period 65 limits steady since period 42
+	# One awk over the log per poll: a program started under TCG costs
+	# 0.1-0.5 s (lib.sh). A fsd_series pipeline per key (three programs a
+	# key) lagged: beside stress-ng, a poll at period 65 saw limits steady
+	# since period 42.
 	awk -v k="$2" -v keys="${*:3}" "$_FSD_AMOUNT_AWK"'
-		BEGIN { nk = split(keys, key, " ")
+		BEGIN { if (!(nk = split(keys, key, " "))) exit 1
 			for (i = 1; i <= nk; i++) {
 				split(key[i], tr, ":")
 				t[i] = "fairshared: debug: tenant=" tr[1] " "; r[i] = " " tr[2] "="
@@ -167,8 +169,8 @@ _fsd_steady() {
 		/^fairshared: debug: period [0-9]+:/ { next }
 		{ for (i = 1; i <= nk; i++)
 			if (index($0, t[i]) == 1 && (j = index($0, r[i]))) {
-				v = substr($0, j + length(r[i])); sub(/ .*/, "", v); sub(/^[^\/]*\//, "", v)
-				lim[i, ++c[i]] = n(v)
+				v = substr($0, j + length(r[i])); sub(/ .*/, "", v)
+				lim[i, ++c[i]] = split(v, al, "/") == 2 ? n(al[2]) : -1
 			} }
 		END { for (i = 1; i <= nk; i++) {
 				if (c[i] < k) exit 1
