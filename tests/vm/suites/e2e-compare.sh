@@ -83,7 +83,7 @@ scenario() {
 	measure_all fsd "${tenants[@]}"
 	# The plan of the window's last period (a later one is not what the
 	# window measured: beside stress-ng, a's CPU limit went 0.305 -> 0.416
-	# two periods after it), read once the daemon has stopped: it writes a
+	# a few periods after it), read once the daemon has stopped: it writes a
 	# period's status line before the tenants' lines.
 	p=$(fsd_period "fsd-$name")
 	fsd_stop "fsd-$name"
