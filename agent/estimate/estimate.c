@@ -27,6 +27,7 @@ void est_config_default(struct est_config *cfg)
 	cfg->trim_pace = 4;
 	cfg->trim_hold = 20;
 	cfg->trim_floor = 0.5;
+	cfg->io_gap_max = 3;
 }
 
 double est_floor_share(const struct est_config *cfg)
@@ -50,8 +51,10 @@ void est_sample_init(struct est_sample *s)
 void est_state_init(struct est_state *s)
 {
 	memset(s, 0, sizeof(*s));
-	for (size_t r = 0; r < FS_MAX_RES; r++)
+	for (size_t r = 0; r < FS_MAX_RES; r++) {
 		s->probe_r[r] = 1.0;
+		s->since_limit[r] = UCHAR_MAX;
+	}
 	s->since_trim = UCHAR_MAX;
 }
 
@@ -137,12 +140,23 @@ static bool cpu_trimmable(const struct fs_resources *res, const struct est_confi
 	return trim_context(res, cfg, s, held) && s->cpu_wait < cfg->wait_min;
 }
 
+/* A gap in a held tenant's IO on r (estimate.h, EST_IO_GAP): on a
+ * contended disk, below the io.max of ours in force, at it within the last
+ * io_gap_max periods. */
+static bool io_gap(const struct est_config *cfg, const struct est_sample *s,
+		   const struct est_state *prev, size_t r)
+{
+	return prev && s->contended[r] && isfinite(s->limit[r]) &&
+	       !est_at_io_limit(cfg, s->usage[r], s->limit[r]) &&
+	       prev->since_limit[r] < cfg->io_gap_max;
+}
+
 /* Which resources hold the tenant back, and why. */
 static unsigned held_back(const struct fs_resources *res, const struct est_config *cfg,
 			  const struct est_sample *s, const struct est_state *prev,
 			  struct est_state *out)
 {
-	bool *held = out->held;
+	bool *held = out->held, at_limit;
 	unsigned reasons = 0;
 
 	for (size_t r = 0; r < res->n; r++) {
@@ -189,14 +203,20 @@ static unsigned held_back(const struct fs_resources *res, const struct est_confi
 		case FS_RES_IO_WIOPS:
 		case FS_RES_IO_BPS:
 		case FS_RES_IO_IOPS:
-			if (s->stalled[r] && prev) {
+			at_limit = est_at_io_limit(cfg, s->usage[r], s->limit[r]);
+			if (at_limit)
+				out->since_limit[r] = 0;
+			else if (prev && prev->since_limit[r] < UCHAR_MAX)
+				out->since_limit[r] = prev->since_limit[r] + 1u;
+			if (prev && (s->stalled[r] || io_gap(cfg, s, prev, r))) {
 				/* kept as it was (est_update); "why" stays known */
 				held[r] = prev->held[r];
 				out->lag[r] = prev->lag[r];
-				reasons |= EST_IO_STALLED;
+				out->kept[r] = true;
+				reasons |= s->stalled[r] ? EST_IO_STALLED : EST_IO_GAP;
 				break;
 			}
-			if (est_at_io_limit(cfg, s->usage[r], s->limit[r])) {
+			if (at_limit) {
 				held[r] = true;
 				reasons |= EST_IO_LIMIT;
 			} else if (s->contended[r] &&
@@ -311,8 +331,8 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 	for (size_t r = 0; r < res->n; r++) {
 		double p = have_prev ? prev->probe_r[r] : 1.0;
 
-		if (sample->stalled[r] && have_prev) {
-			/* a stalled disk: the probe stays (held_back) */
+		if (out.kept[r]) {
+			/* a stalled disk or a gap: the probe stays (held_back) */
 		} else if (out.held[r]) {
 			p = fmin(cfg->probe_max, fmax(p, 1.0) * cfg->probe_step);
 		} else {
@@ -327,9 +347,9 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 	if (out.reasons & EST_HELD_MASK)
 		out.reasons &= ~(unsigned)EST_DECAYING;
 	/* the plan holds it: its uses run at x of their need (estimate.h);
-	 * NaN x fails the comparison */
+	 * NaN x fails the comparison. A gap is its io.max holding it. */
 	const bool anchored =
-	    (out.reasons & (EST_IO_LIMIT | EST_IO_CONTENDED | EST_CPU_THROTTLED)) &&
+	    (out.reasons & (EST_IO_LIMIT | EST_IO_CONTENDED | EST_CPU_THROTTLED | EST_IO_GAP)) &&
 	    sample->x > 0 && sample->x < 1;
 
 	for (size_t r = 0; r < res->n; r++) {
@@ -365,7 +385,7 @@ void est_update(const struct fs_resources *res, const struct est_config *cfg,
 
 		if (have_prev)
 			d = fmax(d, prev->demand[r] * cfg->decay);
-		if (have_prev && sample->stalled[r])
+		if (out.kept[r])
 			d = prev->demand[r];
 
 		if (declared && declared[r] >= 0) {
@@ -397,13 +417,21 @@ const char *est_reason_str(unsigned reasons, char *buf, size_t len)
 		unsigned bit;
 		const char *name;
 	} names[] = {
-	    {EST_CPU_THROTTLED, "cpu-throttled"}, {EST_MEM_HIGH, "memory-high"},
-	    {EST_IO_LIMIT, "io-limit"},		  {EST_PSI_CPU, "psi-cpu"},
-	    {EST_PSI_MEM, "psi-memory"},	  {EST_PSI_IO, "psi-io"},
-	    {EST_DECLARED, "declared"},		  {EST_DECAYING, "decaying"},
-	    {EST_CPU_WAIT, "cpu-wait"},		  {EST_IO_CONTENDED, "io-contended"},
-	    {EST_MEM_MAX, "memory-max"},	  {EST_MEM_REFAULT, "memory-refault"},
-	    {EST_IO_STALLED, "io-stalled"},	  {EST_CPU_TRIM, "cpu-trim"},
+	    {EST_CPU_THROTTLED, "cpu-throttled"},
+	    {EST_MEM_HIGH, "memory-high"},
+	    {EST_IO_LIMIT, "io-limit"},
+	    {EST_PSI_CPU, "psi-cpu"},
+	    {EST_PSI_MEM, "psi-memory"},
+	    {EST_PSI_IO, "psi-io"},
+	    {EST_DECLARED, "declared"},
+	    {EST_DECAYING, "decaying"},
+	    {EST_CPU_WAIT, "cpu-wait"},
+	    {EST_IO_CONTENDED, "io-contended"},
+	    {EST_MEM_MAX, "memory-max"},
+	    {EST_MEM_REFAULT, "memory-refault"},
+	    {EST_IO_STALLED, "io-stalled"},
+	    {EST_CPU_TRIM, "cpu-trim"},
+	    {EST_IO_GAP, "io-gap"},
 	};
 	size_t used = 0;
 

@@ -80,6 +80,21 @@
  *    what it delivers, for a period or two) tells nothing about a tenant's
  *    demand on it: the demand, probe, held flag and follow lag of those
  *    resources stay as they were (EST_IO_STALLED).
+ *  - So does a gap in a held tenant's IO (EST_IO_GAP): on a contended disk,
+ *    with an io.max of ours in force, it was at that limit within the last
+ *    io_gap_max periods and is below it now. blk-throttle holds the bios of
+ *    a limited tenant in its own queue and dispatches them from a timer;
+ *    on a busy host (the VM's timers late) that comes in bursts, and the
+ *    tenant's io.stat then reads 0 for one or two 0.5 s periods and twice
+ *    its limit in the next, its threads meanwhile waiting for completions
+ *    (e2e-disk b, busy host: a qd 32 reader held to 10.4 MB/s read 22, 22,
+ *    0, 26, 0, 0 MB/s). Two such periods halved its estimate twice, to
+ *    below its share; the plan then lifted its limit and it took 50 MB/s
+ *    of a 32 MB/s disk, 6 lifts in 16 s, 0.58 of the disk for a target of
+ *    0.33. The demand, probe, held flag and follow lag stay as they were,
+ *    and its CPU estimate stays anchored at x (below), for at most
+ *    io_gap_max periods: a tenant whose IO really fell is judged as usual
+ *    after that, and released a period or two later.
  *  - Each demand is clamped to [floor * capacity, capacity] so every
  *    tenant stays in the problem (fs_solve refuses all-zero demand) and no
  *    estimate exceeds the host. floor = floor_share, or floors_total /
@@ -205,13 +220,16 @@ struct est_config {
 	unsigned trim_hold;    /* periods without a trim after a bite */
 	double trim_floor;     /* (0, 1]: the part of its CPU estimate before the
 				  trim below which the trim takes no tenant */
+	unsigned io_gap_max;   /* periods below its io.max after being at it that
+				  keep a held tenant's estimate (EST_IO_GAP); 0 = off */
 };
 
 /* Defaults: step 1.5, max 4, decay 0.5, PSI 10 %, io ratio 0.95, floor 1e-3
  * (floors together 0.01, n_tenants 0),
  * wait_min 0.05 cores, follow 0.8, follow grace 2, refault_share 0.01,
  * cpu_busy FS_RES_BUSY_SHARE (0.85), trim step 0.8 every 5th period (one
- * write of cpu.max, then it settles), trim hold 20, trim floor 0.5. */
+ * write of cpu.max, then it settles), trim hold 20, trim floor 0.5, io gap
+ * 3 periods. */
 void est_config_default(struct est_config *cfg);
 
 /* The floor of each demand as a fraction of capacity: floor_share, at most
@@ -233,6 +251,7 @@ enum est_reason {
 	EST_MEM_REFAULT = 1u << 11, /* refaults >= refault_share of its usage */
 	EST_IO_STALLED = 1u << 12,  /* a stalled disk: its estimates kept */
 	EST_CPU_TRIM = 1u << 13,    /* its CPU demand is trimmed (the CPU trim) */
+	EST_IO_GAP = 1u << 14,	    /* below its io.max just after being at it: kept */
 };
 #define EST_HELD_MASK                                                                              \
 	(EST_CPU_THROTTLED | EST_MEM_HIGH | EST_IO_LIMIT | EST_PSI_CPU | EST_PSI_MEM |             \
@@ -285,6 +304,12 @@ struct est_state {
 	/* io resources: consecutive periods held on a contended disk with use
 	 * below follow_share of the allocation (the follow grace, estimate.h) */
 	unsigned char lag[FS_MAX_RES];
+	/* io resources: periods since it was last at its io.max there
+	 * (est_at_io_limit), UCHAR_MAX: not lately (EST_IO_GAP) */
+	unsigned char since_limit[FS_MAX_RES];
+	/* io resources: this period said nothing of its demand there (a
+	 * stalled disk, or a gap): demand, probe, held flag and lag kept */
+	bool kept[FS_MAX_RES];
 	unsigned char trim_hold;  /* periods left without a CPU trim (estimate.h) */
 	unsigned char since_trim; /* periods since its last CPU trim, UCHAR_MAX: none */
 	double trim_from;	  /* its CPU estimate before the CPU trim began; 0: none */

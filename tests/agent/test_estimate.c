@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Demand estimator (agent/estimate.c): issue 3 "Estimate demand". */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -479,6 +480,111 @@ static void test_io_stalled_keeps_estimate(void **unused)
 	est_update(&res, &cfg, NULL, &st, &s, &st);
 	assert_false(st.held[WR]);
 	assert_near(st.demand[WR], before.demand[WR] * cfg.decay);
+}
+
+/*
+ * A gap in a held tenant's IO (estimate.h, EST_IO_GAP): the read rates a
+ * qd 32 reader held to 10.4 MB/s by its io.max showed in e2e-disk b on a
+ * busy host, in 0.5 s periods: 22, 22, 0, 26, 0, 0 MB/s (blk-throttle
+ * dispatching its queue in bursts). Its estimate, probe, held flag and lag
+ * stay through up to io_gap_max periods below the limit, its CPU stays
+ * anchored at x; a fourth period below the limit is judged as usual.
+ */
+static void test_io_gap_keeps_estimate(void **unused)
+{
+	const double pattern[] = {22, 22, 0, 26, 0, 0, 22, 0, 0, 0, 21};
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st, held;
+	struct est_sample s;
+	char why[64];
+
+	(void)unused;
+	fresh(&res, &cfg, &st, &s);
+	s.contended[RD] = true;
+	s.limit[RD] = 10.4 * MiB;
+	s.x = 1.0 / 3;
+	s.usage[CPU] = 0.1;
+	s.usage[RD] = 22 * MiB;
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_true(st.held[RD]);
+	assert_true(st.reasons & EST_IO_LIMIT);
+	held = st;
+	for (size_t i = 0; i < sizeof(pattern) / sizeof(pattern[0]); i++) {
+		s.usage[RD] = pattern[i] * MiB;
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+		assert_true(st.held[RD]);
+		/* never below the first estimate: 22 MiB/s at x = 1/3, probed */
+		assert_true(st.demand[RD] >= held.demand[RD]);
+		/* the CPU use of a tenant its io.max holds is x of its need */
+		assert_true(st.demand[CPU] >= 0.1 * 3 - 1e-9);
+		if (pattern[i] > 0)
+			continue;
+		assert_true(st.reasons & EST_IO_GAP);
+		assert_false(st.reasons & EST_IO_LIMIT);
+		assert_non_null(strstr(est_reason_str(st.reasons, why, sizeof(why)), "io-gap"));
+	}
+
+	/* Below it for a fourth period in a row: judged as usual (0 use is
+	 * not held; the estimate falls by half at most). */
+	held = st;
+	for (unsigned k = 1; k <= cfg.io_gap_max; k++) {
+		s.usage[RD] = 0;
+		est_update(&res, &cfg, NULL, &st, &s, &st);
+		assert_int_equal(st.since_limit[RD], k);
+		assert_near(st.demand[RD], held.demand[RD]);
+	}
+	est_update(&res, &cfg, NULL, &st, &s, &st);
+	assert_false(st.reasons & EST_IO_GAP);
+	assert_false(st.held[RD]);
+	assert_near(st.demand[RD], held.demand[RD] * cfg.decay);
+}
+
+/* A gap needs a contended disk, an io.max of ours in force, the tenant at
+ * it lately, and io_gap_max > 0. */
+static void test_io_gap_needs_all(void **unused)
+{
+	struct fs_resources res;
+	struct est_config cfg;
+	struct est_state st, at;
+	struct est_sample s, under;
+
+	(void)unused;
+	fresh(&res, &cfg, &st, &s);
+	s.contended[RD] = true;
+	s.limit[RD] = 10 * MiB;
+	s.usage[RD] = 10 * MiB;
+	est_update(&res, &cfg, NULL, &st, &s, &at);
+	assert_int_equal(at.since_limit[RD], 0);
+	under = s;
+	under.usage[RD] = 1 * MiB;
+
+	est_update(&res, &cfg, NULL, &at, &under, &st);
+	assert_true(st.reasons & EST_IO_GAP);
+
+	under.contended[RD] = false;
+	est_update(&res, &cfg, NULL, &at, &under, &st);
+	assert_false(st.reasons & EST_IO_GAP);
+	assert_near(st.demand[RD], at.demand[RD] * cfg.decay);
+
+	under.contended[RD] = true;
+	under.limit[RD] = INFINITY; /* its limit lifted */
+	est_update(&res, &cfg, NULL, &at, &under, &st);
+	assert_false(st.reasons & EST_IO_GAP);
+
+	under.limit[RD] = 10 * MiB;
+	cfg.io_gap_max = 0;
+	est_update(&res, &cfg, NULL, &at, &under, &st);
+	assert_false(st.reasons & EST_IO_GAP);
+	cfg.io_gap_max = 3;
+
+	/* never at its limit: no gap (a tenant below its io.max is judged as
+	 * usual) */
+	est_state_init(&st);
+	est_update(&res, &cfg, NULL, &st, &under, &st);
+	est_update(&res, &cfg, NULL, &st, &under, &st);
+	assert_false(st.reasons & EST_IO_GAP);
+	assert_int_equal(st.since_limit[RD], UCHAR_MAX);
 }
 
 /* Each held-back signal flags its own resource. */
@@ -1071,6 +1177,8 @@ int main(void)
 	    cmocka_unit_test(test_io_contended),
 	    cmocka_unit_test(test_io_follow_grace),
 	    cmocka_unit_test(test_io_stalled_keeps_estimate),
+	    cmocka_unit_test(test_io_gap_keeps_estimate),
+	    cmocka_unit_test(test_io_gap_needs_all),
 	    cmocka_unit_test(test_signals),
 	    cmocka_unit_test(test_cpu_wait_needs_busy_cpu),
 	    cmocka_unit_test(test_cpu_wait_throttled_is_probed),
